@@ -1,0 +1,5 @@
+"""`python -m repo2rlenv` runs the CLI."""
+
+from repo2rlenv.cli import main
+
+main()

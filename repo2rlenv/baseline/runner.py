@@ -1,0 +1,170 @@
+"""Run a repo's pytest suite inside a sandbox session and read back outcomes and per-test coverage.
+
+Outcomes come from pytest's JUnit XML (with exact node ids from our plugin), coverage from coverage.py's
+JSON report with per-test contexts. The baseline runs the suite on A once with coverage and then
+`reruns` more times without it: tests that fail or flip are quarantined (never used as gates).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import uuid
+from importlib import resources
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.baseline.coverage_map import CoverageMap, parse_coverage_json
+from repo2rlenv.baseline.junit import Outcome, TestResult, parse_junit
+from repo2rlenv.errors import BaselineError, SandboxError
+from repo2rlenv.sandbox.base import ExecResult, Session
+
+PLUGIN_NAME = "r2e_pytest_plugin"
+# pytest's own exit codes (pytest.ExitCode), spelled out so we need not import pytest on the host.
+PYTEST_NO_TESTS = 5
+PYTEST_OK_CODES = (0, 1)
+
+_COVERAGE_RC = """\
+[run]
+branch = True
+relative_files = True
+data_file = {data_file}
+source =
+{sources}
+omit =
+    */tests/*
+    */test/*
+    */testing/*
+    */test_*.py
+    */*_test.py
+    */conftest.py
+"""
+
+
+class SuiteRun(BaseModel):
+    """One pytest run: per-test results, and coverage when it was measured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    results: dict[str, TestResult] = Field(default_factory=dict)
+    exit_code: int
+    timed_out: bool = False
+    duration_sec: float = 0.0
+    coverage: CoverageMap | None = None
+    output_tail: str = ""
+
+    def passed(self) -> set[str]:
+        return {n for n, r in self.results.items() if r.outcome == Outcome.passed}
+
+    def not_passed(self) -> set[str]:
+        return {n for n, r in self.results.items() if r.outcome in (Outcome.failed, Outcome.error)}
+
+
+class BaselineReport(BaseModel):
+    """The existing suite on A: which tests are stable gates, and who covers what."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    total: int
+    stable_passing: list[str] = Field(description="Tests that passed in every baseline run.")
+    quarantined: dict[str, str] = Field(description="Test → why it is never used as a gate.")
+    skipped: list[str] = Field(default_factory=list)
+    coverage: CoverageMap
+    duration_sec: float
+
+
+class SuiteRunner:
+    """Runs pytest in one session, in the workspace or in a copy of it."""
+
+    def __init__(self, session: Session, import_roots: list[str]):
+        self.session = session
+        self.import_roots = import_roots or [""]
+        self.plugin_dir = posixpath.join(session.scratch, "plugins")
+        plugin = resources.files("repo2rlenv.baseline").joinpath(f"{PLUGIN_NAME}.py").read_text()
+        session.write_files({posixpath.join(self.plugin_dir, f"{PLUGIN_NAME}.py"): plugin})
+
+    def pythonpath(self, root: str) -> str:
+        roots = [posixpath.join(root, r) if r else root for r in self.import_roots]
+        return ":".join([self.plugin_dir, *roots])
+
+    def run(self, *, root: str | None = None, tests: list[str] | None = None, with_coverage: bool = False,
+            timeout: float, extra_args: list[str] | None = None) -> SuiteRun:
+        """Run `tests` (default: the whole suite) with the repo at `root` (default: the workspace)."""
+        root = root or self.session.workspace
+        run_dir = posixpath.join(self.session.scratch, "runs", uuid.uuid4().hex[:10])
+        junit = posixpath.join(run_dir, "junit.xml")
+        pytest_args = ["-m", "pytest", "-p", PLUGIN_NAME, "-p", "no:cacheprovider", f"--rootdir={root}",
+                       f"--junitxml={junit}", "-o", "junit_family=xunit2", "-q", "--no-header",
+                       "-W", "ignore::pytest.PytestAssertRewriteWarning", *(extra_args or []), *(tests or [])]
+        files: dict[str, str] = {posixpath.join(run_dir, ".keep"): ""}
+        if with_coverage:
+            rc = posixpath.join(run_dir, "coveragerc")
+            sources = "\n".join(f"    {posixpath.join(root, r) if r else root}" for r in self.import_roots)
+            files[rc] = _COVERAGE_RC.format(data_file=posixpath.join(run_dir, ".coverage"), sources=sources)
+            argv = [self.session.python, "-m", "coverage", "run", f"--rcfile={rc}", *pytest_args]
+        else:
+            argv = [self.session.python, *pytest_args]
+        self.session.write_files(files)
+        env = {"PYTHONPATH": self.pythonpath(root)}
+        result = self.session.exec(argv, cwd=root, env=env, timeout=timeout)
+        run = self._collect(result, junit)
+        if with_coverage and not result.timed_out:
+            out = posixpath.join(run_dir, "coverage.json")
+            rep = self.session.exec([self.session.python, "-m", "coverage", "json", f"--rcfile={rc}",
+                                     "--show-contexts", "-q", "-o", out], cwd=root, env=env, timeout=timeout)
+            data = self.session.read_file(out)
+            if rep.exit_code != 0 or data is None:
+                raise SandboxError(f"coverage report failed: {rep.tail(5)}")
+            run.coverage = parse_coverage_json(data.decode())
+        self.session.exec(["rm", "-rf", run_dir], timeout=30)
+        return run
+
+    def _collect(self, result: ExecResult, junit_path: str) -> SuiteRun:
+        data = self.session.read_file(junit_path)
+        results: dict[str, TestResult] = {}
+        if data:
+            try:
+                results = parse_junit(data.decode("utf-8", "replace"))
+            except ValueError:
+                results = {}
+        return SuiteRun(results=results, exit_code=result.exit_code, timed_out=result.timed_out,
+                        duration_sec=result.duration_sec, output_tail=result.tail(15))
+
+
+def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
+                 progress: Callable[[str], None] | None = None) -> BaselineReport:
+    """Run the suite on A with coverage, rerun it, and sort tests into gates and quarantine."""
+    say = progress or (lambda _msg: None)
+    say("running the existing suite with per-test coverage")
+    first = runner.run(with_coverage=True, timeout=timeout)
+    if first.timed_out:
+        raise BaselineError(f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
+    if first.exit_code == PYTEST_NO_TESTS or not first.results:
+        if first.exit_code not in PYTEST_OK_CODES + (PYTEST_NO_TESTS,):
+            raise BaselineError(f"pytest could not run the suite (exit {first.exit_code}): "
+                                f"{first.output_tail.splitlines()[-1] if first.output_tail else 'no output'}")
+        raise BaselineError("the repository has no tests pytest can collect")
+    runs = [first]
+    for i in range(reruns):
+        say(f"rerunning the suite to find flaky tests ({i + 1}/{reruns})")
+        runs.append(runner.run(timeout=timeout))
+    quarantined: dict[str, str] = {}
+    skipped: list[str] = []
+    for nodeid, res in first.results.items():
+        outcomes = [r.results.get(nodeid).outcome if nodeid in r.results else None for r in runs]
+        if res.outcome == Outcome.skipped:
+            skipped.append(nodeid)
+        elif all(o == Outcome.passed for o in outcomes):
+            continue
+        elif any(o == Outcome.passed for o in outcomes):
+            quarantined[nodeid] = "flaky: outcome changed between baseline runs"
+        else:
+            quarantined[nodeid] = f"fails at the ref: {res.message or res.outcome.value}"
+    stable = sorted(n for n in first.results if n not in quarantined and n not in skipped)
+    if not stable:
+        raise BaselineError(f"no test passes at the ref ({len(first.results)} collected, all failing, "
+                            "flaky or skipped)")
+    return BaselineReport(total=len(first.results), stable_passing=stable, quarantined=quarantined,
+                          skipped=sorted(skipped), coverage=first.coverage or CoverageMap(),
+                          duration_sec=sum(r.duration_sec for r in runs))

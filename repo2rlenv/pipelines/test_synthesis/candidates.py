@@ -1,0 +1,97 @@
+"""The candidate record: one broken/fixed pair and everything the gates learned about it.
+
+One schema for every strategy (mutation, commit_pair), written one per line to `candidates.jsonl`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
+
+# History: 1 = first version.
+CANDIDATE_SCHEMA_VERSION = 1
+
+
+class SkipReason(str, Enum):
+    """Why a candidate did not become a task. Values are the strings counted in summaries."""
+
+    no_change = "no textual change"
+    does_not_compile = "mutant does not compile"
+    breaks_import = "mutant breaks import"
+    killed = "killed by existing tests"
+    timeout_on_b = "covering tests time out on B"
+    no_oracle = "no distinguishing input found"
+    oracle_not_perfect = "oracle does not score 1.0"
+    duplicate = "duplicate of an earlier candidate"
+    over_limit = "limit reached"
+    aprime_broken = "no behaviour-preserving rewrite passes the suite"
+    validation_failed = "task failed validation"
+
+
+class GateResult(BaseModel):
+    """One gate's verdict on a candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gate: str
+    passed: bool
+    detail: str = ""
+    duration_sec: float = 0.0
+
+
+class BaselineCoverage(BaseModel):
+    """Coverage of the touched function by the existing suite on A."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    function_lines: list[int] = Field(description="Executable lines of the function on A.")
+    covered_lines: list[int] = Field(description="Those the existing suite executes.")
+
+    @property
+    def uncovered(self) -> list[int]:
+        covered = set(self.covered_lines)
+        return [ln for ln in self.function_lines if ln not in covered]
+
+    @property
+    def fraction(self) -> float:
+        return len(self.covered_lines) / len(self.function_lines) if self.function_lines else 1.0
+
+
+class Candidate(BaseModel):
+    """A broken (B) / fixed (A) pair touching one function."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = CANDIDATE_SCHEMA_VERSION
+    candidate_id: str
+    strategy: Literal["mutation", "commit_pair"]
+    function: FunctionRecord
+    operator: str | None = Field(None, description="Mutation operator (mutation only).")
+    mutation_kind: str | None = None
+    line: int | None = Field(None, description="Line of the change in A's file.")
+    commit: str | None = Field(None, description="The fixing commit (commit_pair only).")
+    files_b: dict[str, str] = Field(description="Path → full text on B, for every file B changes.")
+    diff: str = Field(description="Unified diff A → B (source files only).")
+    covering_tests: list[str] = Field(default_factory=list, description="Stable tests that run the function.")
+    line_tests: list[str] = Field(default_factory=list, description="Stable tests that run the changed line.")
+    gates: list[GateResult] = Field(default_factory=list)
+    killed: bool | None = Field(None, description="Whether the covering tests notice B.")
+    baseline: BaselineCoverage | None = None
+    status: Literal["pending", "kept", "dropped", "emitted"] = "pending"
+    skip_reason: str | None = None
+    task_id: str | None = None
+
+    def drop(self, reason: SkipReason | str, detail: str = "") -> None:
+        self.status = "dropped"
+        self.skip_reason = reason.value if isinstance(reason, SkipReason) else reason
+        if detail:
+            self.gates.append(GateResult(gate=self.skip_reason, passed=False, detail=detail[:500]))
+
+
+def candidate_id(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:12]

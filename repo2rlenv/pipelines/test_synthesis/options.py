@@ -1,0 +1,85 @@
+"""Options of the test_synthesis pipeline (`--pipeline-opt key=value`, or `[pipeline_opts]` in a config file).
+
+Every default carries a comment saying why it is what it is. Unknown keys are an error, never ignored:
+a typo in an option must not silently produce a different dataset.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Strategy = Literal["commit_pair", "mutation", "hybrid"]
+OracleKind = Literal["auto", "differential", "llm", "hybrid"]
+RewardMode = Literal["gated", "rfc"]
+HarborVerifierMode = Literal["separate", "shared"]
+
+
+class TestSynthesisOptions(BaseModel):
+    """Knobs of `repo2rlenv generate --pipeline test_synthesis`."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # pytest would otherwise try to collect this class because of its name.
+    __test__ = False
+
+    # --- what to mine ---------------------------------------------------------------------------
+    limit: int = Field(50, ge=1, description="Most tasks to emit (bounds emitted tasks, not candidates tried).")
+    # The RFC's default: real history first; `mutation` works on any directory.
+    strategy: Strategy = Field("commit_pair", description="Where broken/fixed pairs come from.")
+    seed: int = Field(0, description="Seed for every sampling decision; the same seed gives the same dataset.")
+    operators: list[str] | None = Field(
+        None, description="Mutation operators to use (names from the operator table); default: all."
+    )
+    # Two per function keeps a dataset varied without letting one long function dominate it.
+    max_per_function: int = Field(2, ge=1, description="Most candidates kept per function.")
+    # Functions shorter than this rarely make a task worth a test; longer ones make instructions vague.
+    min_loc: int = Field(2, ge=1, description="Smallest function body (lines of code) to mine.")
+    max_loc: int = Field(80, ge=1, description="Largest function body (lines of code) to mine.")
+    # A mutant the existing suite already kills is not a test gap; keep them only when asked to.
+    require_surviving: bool = Field(True, description="Keep only changes the existing covering tests miss.")
+
+    # commit_pair mining
+    max_commits: int = Field(500, ge=1, description="Most commits walked back from the ref.")
+    max_files: int = Field(3, ge=1, description="Most source files a mined commit may touch.")
+    max_lines: int = Field(60, ge=1, description="Most changed lines a mined commit may have.")
+    since: str | None = Field(None, description="Only commits after this date (git's date formats).")
+    until: str | None = Field(None, description="Only commits before this date.")
+
+    # --- the reward -----------------------------------------------------------------------------
+    coverage_weight: float = Field(0.5, ge=0.0, le=1.0, description="w in the reward (DESIGN §3).")
+    # The gated form pays coverage only on top of discrimination; the RFC form can be farmed (DESIGN §3).
+    reward_mode: RewardMode = Field("gated", description="`gated` (card default) or `rfc` reward form.")
+    min_new_tests: int = Field(1, ge=1, description="A submission with fewer test cases scores 0.")
+    max_test_loc: int = Field(200, ge=1, description="A submission longer than this (non-blank lines) scores 0.")
+    siblings: int = Field(0, ge=0, le=8, description="Extra validated mutants of the same function to grade against.")
+
+    # --- the oracle -----------------------------------------------------------------------------
+    # `auto` = differential without a model, hybrid with one (issue 5).
+    oracle: OracleKind = Field("auto", description="How the reference tests are synthesized.")
+    max_attempts: int = Field(3, ge=1, description="LLM oracle attempts per candidate, each with verifier feedback.")
+    max_oracle_tests: int = Field(5, ge=1, description="Most test functions in a differential oracle.")
+
+    # --- sandbox limits -------------------------------------------------------------------------
+    baseline_reruns: int = Field(1, ge=0, le=5, description="Extra runs of the suite on A to find flaky tests.")
+    suite_timeout_sec: float = Field(900, gt=0, description="Wall clock for one whole-suite run.")
+    # Covering tests of one function normally run in well under a second; a mutant that loops hits this.
+    mutant_timeout_sec: float = Field(60, gt=0, description="Wall clock for the covering tests on one mutant.")
+    memory_mb: int = Field(4096, ge=256, description="Memory limit of sandboxed runs.")
+    cpus: float = Field(1.0, gt=0, description="CPU limit of sandboxed runs.")
+    pids: int = Field(512, ge=32, description="Process limit of sandboxed runs (fork bombs).")
+
+    # --- the emitted tasks ----------------------------------------------------------------------
+    harbor_verifier: HarborVerifierMode = Field(
+        "separate", description="`separate`: Harbor grades in a fresh container (Harbor >= 0.13); `shared`: older form."
+    )
+    agent_timeout_sec: float = Field(1800, gt=0, description="[agent] timeout_sec in task.toml.")
+    verifier_timeout_sec: float = Field(600, gt=0, description="[verifier] timeout_sec in task.toml.")
+    verifier_run_timeout_sec: float = Field(120, gt=0, description="Wall clock of one pytest run inside the verifier.")
+    validate_tasks: bool = Field(True, description="Run every emitted task as Harbor would before keeping it.")
+
+    @model_validator(mode="after")
+    def _loc_range(self) -> "TestSynthesisOptions":
+        if self.min_loc > self.max_loc:
+            raise ValueError(f"min_loc ({self.min_loc}) must not exceed max_loc ({self.max_loc})")
+        return self

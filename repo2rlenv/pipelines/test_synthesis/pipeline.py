@@ -1,0 +1,138 @@
+"""The test_synthesis pipeline driver: snapshot → sandbox → baseline → mine → gate → oracle → emit.
+
+Candidates are processed lazily in the miner's order until `limit` tasks are emitted, so the limit
+bounds emitted tasks, not candidates tried. Every candidate's fate lands in `candidates.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from repo2rlenv import atomic
+from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
+from repo2rlenv.errors import ConfigError
+from repo2rlenv.pipelines.base import PipelineResult, RunContext
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
+from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, baseline_coverage
+from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.sources import snapshot
+
+PIPELINE_VERSION = "0.1.0"
+
+
+class TestSynthesisPipeline:
+    """Tasks where the agent writes tests that pass on A and fail on a hidden B."""
+
+    __test__ = False
+    name: ClassVar[str] = "test_synthesis"
+    version: ClassVar[str] = PIPELINE_VERSION
+    options_model: ClassVar[type[BaseModel]] = TestSynthesisOptions
+
+    def run(self, ctx: RunContext, options: BaseModel) -> PipelineResult:
+        assert isinstance(options, TestSynthesisOptions)
+        if options.strategy != "mutation":
+            # commit_pair and hybrid mine history (issue 4); refuse clearly instead of half-working.
+            raise ConfigError(f"strategy {options.strategy!r} is not available in this build yet; "
+                              "use --pipeline-opt strategy=mutation")
+        rep = ctx.reporter
+        result = PipelineResult()
+        a_dir = snapshot(ctx.source, ctx.commit, ctx.work_dir / "a")
+        rep.stage(f"preparing the {ctx.sandbox.name} sandbox")
+        ctx.sandbox.prepare(a_dir)
+        plan = ctx.sandbox.plan  # type: ignore[attr-defined]
+        session = ctx.sandbox.open()
+        try:
+            runner = SuiteRunner(session, plan.import_roots)
+            rep.stage("baseline: the existing suite on A")
+            baseline = run_baseline(runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec,
+                                    progress=rep.info)
+            self._report_baseline(ctx, baseline)
+            result.details["baseline"] = {
+                "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
+                "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
+            }
+            from repo2rlenv.pipelines.test_synthesis.mutation import mine_mutations
+
+            rep.stage("mining mutants")
+            candidates, skipped, functions = mine_mutations(a_dir, baseline, options, plan.import_roots)
+            result.skip_reasons.update(skipped)
+            result.stages["functions"] = len(functions)
+            result.stages["candidates"] = len(candidates)
+            self._report_functions(ctx, baseline, functions)
+            gates = GateRunner(runner, baseline, timeout=options.mutant_timeout_sec)
+            processed = self._process(ctx, options, gates, candidates, result)
+            self._write_outputs(ctx, baseline, processed, result)
+        finally:
+            session.close()
+        self._report_summary(ctx, result)
+        return result
+
+    # --- stages ---------------------------------------------------------------------------------
+
+    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: GateRunner,
+                 candidates: list[Candidate], result: PipelineResult) -> list[Candidate]:
+        per_function: Counter[str] = Counter()
+        done: list[Candidate] = []
+        with ctx.reporter.progress("gating candidates", total=len(candidates)) as tick:
+            for cand in candidates:
+                key = f"{cand.function.path}::{cand.function.qualname}"
+                if len(result.emitted) >= options.limit:
+                    break
+                if per_function[key] >= options.max_per_function:
+                    tick(f"{cand.function.qualname}: enough from this function")
+                    continue
+                gates.check(cand)
+                if cand.status == "kept" and cand.killed and options.require_surviving:
+                    cand.drop(SkipReason.killed)
+                result.stages["gated"] += 1
+                if cand.status == "kept":
+                    result.stages["kept"] += 1
+                    per_function[key] += 1
+                else:
+                    result.skip_reasons[cand.skip_reason or "unknown"] += 1
+                done.append(cand)
+                tick(f"{cand.function.qualname} {cand.operator}: {cand.status}")
+        return done
+
+    # --- output ---------------------------------------------------------------------------------
+
+    def _write_outputs(self, ctx: RunContext, baseline: BaselineReport, cands: list[Candidate],
+                       result: PipelineResult) -> None:
+        out = ctx.out_dir
+        out.mkdir(parents=True, exist_ok=True)
+        atomic.write_lines(out / "candidates.jsonl", (c.model_dump_json() for c in cands))
+        atomic.write_text(out / "baseline.json", baseline.model_dump_json(indent=1))
+        atomic.write_text(out / "summary.json", json.dumps(result.to_json(), indent=2, sort_keys=True))
+
+    # --- reporting ------------------------------------------------------------------------------
+
+    def _report_baseline(self, ctx: RunContext, baseline: BaselineReport) -> None:
+        rep = ctx.reporter
+        rep.info(f"{baseline.total} tests: {len(baseline.stable_passing)} stable passing, "
+                 f"{len(baseline.quarantined)} quarantined, {len(baseline.skipped)} skipped "
+                 f"({baseline.duration_sec:.1f}s)")
+        for nodeid, why in sorted(baseline.quarantined.items()):
+            rep.info(f"  quarantined {nodeid}: {why}")
+        if rep.verbose:
+            for nodeid in baseline.stable_passing:
+                rep.info(f"  passed {nodeid}")
+
+    def _report_functions(self, ctx: RunContext, baseline: BaselineReport, functions: list[FunctionRecord]) -> None:
+        rows = []
+        for func in functions:
+            cov = baseline_coverage(baseline, func)
+            tests = baseline.coverage.tests_covering(func.path, cov.function_lines) & set(baseline.stable_passing)
+            rows.append([f"{func.path}::{func.qualname}", len(cov.function_lines), len(cov.covered_lines),
+                         f"{cov.fraction:.0%}", len(tests)])
+        ctx.reporter.table("per-function coverage on A", ["function", "lines", "covered", "cov", "tests"], rows)
+
+    def _report_summary(self, ctx: RunContext, result: PipelineResult) -> None:
+        rows = [[k, v] for k, v in result.stages.items()]
+        rows += [[f"dropped: {k}", v] for k, v in sorted(result.skip_reasons.items())]
+        rows.append(["emitted", len(result.emitted)])
+        ctx.reporter.table("summary", ["stage", "count"], rows)

@@ -1,0 +1,82 @@
+"""Progress and messages for long runs: rich on a terminal, plain lines otherwise, silent with --json.
+
+Library code reports through a `Reporter`; only the CLI decides where it goes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+
+class Reporter:
+    """Stage headers, status lines and per-item progress bars, written to stderr."""
+
+    def __init__(self, *, quiet: bool = False, verbose: bool = False):
+        self.quiet = quiet
+        self.verbose = verbose
+        self._console: Any = None
+        if not quiet:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False)
+
+    def info(self, message: str) -> None:
+        if self._console is not None:
+            self._console.print(message, markup=False)
+
+    def stage(self, message: str) -> None:
+        if self._console is not None:
+            self._console.print(f"[bold]» {message}[/bold]")
+
+    def warn(self, message: str) -> None:
+        # Warnings go to stderr even in --json mode: they matter more than tidy output.
+        if self._console is not None:
+            self._console.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+        else:
+            print(f"warning: {message}", file=sys.stderr)
+
+    def table(self, title: str, columns: list[str], rows: list[list[Any]]) -> None:
+        if self._console is None:
+            return
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left")
+        for col in columns:
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*[str(c) for c in row])
+        self._console.print(table)
+
+    @contextmanager
+    def progress(self, description: str, total: int | None) -> Iterator["Tick"]:
+        """A progress bar; yields a callable to advance it by one with an optional note."""
+        if self._console is None:
+            yield Tick(None, None)
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        start = time.monotonic()
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.fields[note]}"), console=self._console, transient=False) as prog:
+            task = prog.add_task(description, total=total, note="")
+            yield Tick(prog, task)
+        if self.verbose:
+            self.info(f"{description}: {time.monotonic() - start:.1f}s")
+
+
+class Tick:
+    """Advances one progress bar."""
+
+    def __init__(self, prog: Any, task: Any):
+        self._prog, self._task = prog, task
+
+    def __call__(self, note: str = "", advance: int = 1) -> None:
+        if self._prog is not None:
+            self._prog.update(self._task, advance=advance, note=note[:60])
+
+    def total(self, total: int) -> None:
+        if self._prog is not None:
+            self._prog.update(self._task, total=total)

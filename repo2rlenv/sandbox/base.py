@@ -1,0 +1,102 @@
+"""What a sandbox is: limits, exec results, the Sandbox/Session protocols and environment scrubbing.
+
+A `Sandbox` prepares an environment for one repo snapshot (a Docker image, or a venv) once; a `Session`
+is a warm instance of it (a running container, or a work dir) in which many commands run cheaply.
+Paths given to a session are paths *inside* it; `Session.workspace` is where the repo snapshot lives.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal, Mapping, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Isolation = Literal["container", "process"]
+
+# Variables whose names look like credentials never enter a sandbox, whatever the caller passes.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+
+
+class Limits(BaseModel):
+    """Resource limits of one sandboxed command (and of the warm container that runs it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_sec: float = Field(600, gt=0, description="Wall clock; the process group is killed past it.")
+    memory_mb: int = Field(4096, ge=64, description="Memory (container) or address space (local) limit.")
+    cpus: float = Field(1.0, gt=0, description="CPU share (containers only).")
+    pids: int = Field(512, ge=16, description="Process/thread limit.")
+
+
+class ExecResult(BaseModel):
+    """The outcome of one command in a sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    argv: list[str]
+    exit_code: int = Field(description="Process exit code; -9/137 style codes when killed.")
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    duration_sec: float = 0.0
+
+    def tail(self, lines: int = 20) -> str:
+        """The last lines of stderr+stdout, for error messages."""
+        text = (self.stderr.strip() + "\n" + self.stdout.strip()).strip()
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def scrub_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """Drop every variable whose name looks like a secret."""
+    return {k: v for k, v in (env or {}).items() if not _SECRET_NAME.search(k)}
+
+
+def base_env(home: str, tmp: str, path: str) -> dict[str, str]:
+    """The whole environment a sandboxed command starts from: nothing inherited from the host."""
+    return {
+        "PATH": path,
+        "HOME": home,
+        "TMPDIR": tmp,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "NO_COLOR": "1",
+    }
+
+
+@runtime_checkable
+class Session(Protocol):
+    """A warm sandbox instance; commands run in it one after another."""
+
+    workspace: str  # the repo snapshot
+    python: str  # interpreter with pytest, coverage and the repo's dependencies
+    scratch: str  # a writable dir for run artefacts (JUnit XML, coverage data, helper scripts)
+
+    def exec(
+        self, argv: list[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult: ...
+
+    def write_files(self, files: Mapping[str, bytes | str]) -> None: ...
+
+    def read_file(self, path: str) -> bytes | None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A way to run a repo's code: prepared once per repo snapshot, opened as warm sessions."""
+
+    name: str
+    isolation: Isolation
+    network_isolated: bool
+
+    def prepare(self, repo_dir: Path) -> None: ...
+
+    def open(self) -> Session: ...

@@ -1,0 +1,175 @@
+"""The local fallback sandbox: a venv per repo snapshot and a temp work dir per session.
+
+Isolation is process-level only: each command runs in its own process group (killed as a whole on
+timeout), with rlimits, a from-scratch environment (no host secrets), and — when `unshare` can create a
+network namespace (root on Linux) — no network. Say so loudly: this is not a security boundary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping
+
+from repo2rlenv.errors import SandboxError
+from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
+from repo2rlenv.sandbox.install import InstallPlan, plan_install
+
+WARNING = ("local sandbox: isolation is process-level only (own process group, rlimits, scrubbed "
+           "environment); use --sandbox docker for untrusted repositories")
+
+
+def _unshare_works() -> bool:
+    """Whether `unshare --net` can give commands an empty network namespace here."""
+    exe = shutil.which("unshare")
+    if not exe:
+        return False
+    try:
+        return subprocess.run([exe, "--net", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _limit_preexec(limits: Limits):
+    def apply() -> None:
+        mem = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits.pids, limits.pids))
+        except (ValueError, OSError):
+            pass
+
+    return apply
+
+
+def run_limited(argv: list[str], *, cwd: str, env: Mapping[str, str], limits: Limits,
+                timeout: float, net_isolated: bool) -> ExecResult:
+    """Run argv in its own process group with rlimits; kill the whole group on timeout."""
+    full = (["unshare", "--net", "--"] if net_isolated else []) + list(argv)
+    start = time.monotonic()
+    proc = subprocess.Popen(full, cwd=cwd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_limit_preexec(limits))
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+    finally:
+        # Children that left the group's leader behind still belong to the group: kill them too.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return ExecResult(argv=list(argv), exit_code=proc.returncode if not timed_out else 124,
+                      stdout=out.decode("utf-8", "replace"), stderr=err.decode("utf-8", "replace"),
+                      timed_out=timed_out, duration_sec=time.monotonic() - start)
+
+
+class LocalSession:
+    """A temp copy of the repo snapshot and the prepared venv."""
+
+    def __init__(self, repo_dir: Path, venv: Path, limits: Limits, net_isolated: bool):
+        self._root = Path(tempfile.mkdtemp(prefix="r2e-local-"))
+        self.workspace = str(self._root / "workspace")
+        shutil.copytree(repo_dir, self.workspace, symlinks=True)
+        (self._root / "home").mkdir()
+        (self._root / "tmp").mkdir()
+        self.python = str(venv / "bin" / "python")
+        self._venv = venv
+        self._limits = limits
+        self._net = net_isolated
+
+    def _host_path(self, path: str) -> Path:
+        # Paths inside a local session are host paths; the sandbox's /tmp maps to the session's tmp dir.
+        return Path(path)
+
+    def exec(self, argv: list[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None,
+             timeout: float | None = None) -> ExecResult:
+        full_env = base_env(str(self._root / "home"), str(self._root / "tmp"),
+                            f"{self._venv / 'bin'}:/usr/local/bin:/usr/bin:/bin")
+        full_env.update(scrub_env(env))
+        return run_limited(argv, cwd=cwd or self.workspace, env=full_env, limits=self._limits,
+                           timeout=timeout or self._limits.timeout_sec, net_isolated=self._net)
+
+    def write_files(self, files: Mapping[str, bytes | str]) -> None:
+        for path, data in files.items():
+            target = self._host_path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data.encode() if isinstance(data, str) else data)
+
+    def read_file(self, path: str) -> bytes | None:
+        target = self._host_path(path)
+        return target.read_bytes() if target.is_file() else None
+
+    @property
+    def scratch(self) -> str:
+        return str(self._root / "tmp")
+
+    def close(self) -> None:
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def __enter__(self) -> "LocalSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalSandbox:
+    """Runs a repo's code in a venv on the host, one process group per command."""
+
+    name = "local"
+    isolation = "process"
+
+    def __init__(self, *, limits: Limits, cache_dir: Path, python: str | None = None):
+        self.limits = limits
+        self.cache_dir = cache_dir
+        self.python = python or sys.executable
+        self.network_isolated = _unshare_works()
+        self.plan: InstallPlan | None = None
+        self._repo_dir: Path | None = None
+        self._venv: Path | None = None
+
+    def prepare(self, repo_dir: Path) -> None:
+        from repo2rlenv.sandbox.docker import tree_digest
+
+        self.plan = plan_install(repo_dir)
+        key = hashlib.sha256((tree_digest(repo_dir) + self.python).encode()).hexdigest()[:16]
+        home = self.cache_dir / "local-sandboxes" / key
+        venv, source = home / "venv", home / "src"
+        if not (home / ".ready").exists():
+            shutil.rmtree(home, ignore_errors=True)
+            home.mkdir(parents=True)
+            # The editable install points at this permanent copy; sessions work on copies of it and put
+            # their own import root first on sys.path.
+            shutil.copytree(repo_dir, source, symlinks=True)
+            steps = [[self.python, "-m", "venv", str(venv)]]
+            steps += [[str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *args] for args in self.plan.pip_installs]
+            env = {k: v for k, v in os.environ.items() if k.startswith(("PIP_", "HTTP", "HTTPS", "NO_PROXY", "SSL_", "REQUESTS_")) or k in ("PATH", "HOME")}
+            for step in steps:
+                proc = subprocess.run(step, cwd=source, env=env, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                    raise SandboxError(f"preparing the local venv failed at `{' '.join(step[-3:])}`: {' | '.join(tail)}")
+            (home / ".ready").write_text("ok\n")
+        self._repo_dir = repo_dir
+        self._venv = venv
+
+    def open(self) -> LocalSession:
+        if self._repo_dir is None or self._venv is None:
+            raise SandboxError("LocalSandbox.open() before prepare()")
+        return LocalSession(self._repo_dir, self._venv, self.limits, self.network_isolated)

@@ -1,0 +1,39 @@
+"""`--sandbox auto|docker|local`: pick and build the sandbox a run will use."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable
+
+from repo2rlenv.errors import SandboxUnavailable
+from repo2rlenv.sandbox.base import Limits, Sandbox
+
+
+def choose_sandbox(choice: str, *, base_image: str, limits: Limits, cache_dir: Path, tag_name: str,
+                   ca_bundle: Path | None = None, warn: Callable[[str], None] | None = None) -> Sandbox:
+    """Docker when asked or when a daemon answers (auto); else the local sandbox with a warning."""
+    from repo2rlenv.sandbox.local import WARNING, LocalSandbox
+
+    say = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
+    if choice in ("docker", "auto"):
+        from repo2rlenv.sandbox.docker import DockerSandbox, docker_client
+
+        try:
+            client = docker_client()
+            # The base image must exist too, or `auto` is not really able to use Docker.
+            client.images.get(base_image)
+            return DockerSandbox(base_image=base_image, limits=limits, ca_bundle=ca_bundle, tag_name=tag_name,
+                                 client=client)
+        except SandboxUnavailable:
+            if choice == "docker":
+                raise
+            say("no Docker daemon answers; falling back to the local sandbox")
+        except Exception:
+            if choice == "docker":
+                raise SandboxUnavailable(
+                    f"base image {base_image!r} not found; build it with scripts/build_base_image.sh"
+                ) from None
+            say(f"base image {base_image!r} not found; falling back to the local sandbox")
+    say(WARNING)
+    return LocalSandbox(limits=limits, cache_dir=cache_dir)

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Build the local base image that every repo2rlenv sandbox and task Dockerfile starts FROM.
+#
+# Why a script: our machines (and many air-gapped or proxied CI hosts) cannot pull images from a
+# registry, so the image is made from Debian packages with debootstrap and `docker import`, then
+# finished with a small `docker build` that installs pytest and coverage into /opt/venv.
+#
+# Usage: scripts/build_base_image.sh [--tag TAG] [--ca-bundle FILE] [--suite bookworm] [--mirror URL]
+#                                    [--podman] [--force]
+#   --ca-bundle FILE  trust this PEM bundle inside the image (TLS-intercepting proxies); default: the
+#                     bundle named by PIP_CERT / REQUESTS_CA_BUNDLE / SSL_CERT_FILE when one is set
+#   --podman          also import the finished image into podman's store (for `harbor run -e podman`)
+#   --force           rebuild even when TAG already exists
+set -euo pipefail
+
+tag="repo2rlenv-base:bookworm"
+suite="bookworm"
+mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+ca_bundle="${PIP_CERT:-${REQUESTS_CA_BUNDLE:-${SSL_CERT_FILE:-}}}"
+to_podman=0
+force=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tag) tag="$2"; shift 2 ;;
+    --ca-bundle) ca_bundle="$2"; shift 2 ;;
+    --suite) suite="$2"; shift 2 ;;
+    --mirror) mirror="$2"; shift 2 ;;
+    --podman) to_podman=1; shift ;;
+    --force) force=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "build_base_image.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+if [ -n "$ca_bundle" ] && [ ! -f "$ca_bundle" ]; then
+  echo "build_base_image.sh: CA bundle not found: $ca_bundle" >&2; exit 2
+fi
+command -v docker >/dev/null || { echo "build_base_image.sh: docker CLI not found" >&2; exit 2; }
+docker info >/dev/null 2>&1 || { echo "build_base_image.sh: no Docker daemon answers (start dockerd)" >&2; exit 2; }
+
+if [ "$force" = 0 ] && docker image inspect "$tag" >/dev/null 2>&1; then
+  echo "base image $tag already present"
+else
+  command -v debootstrap >/dev/null || { echo "build_base_image.sh: debootstrap not found (apt-get install -y debootstrap)" >&2; exit 2; }
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  rootfs="$work/rootfs"
+  echo "debootstrap $suite into $rootfs (about a minute)"
+  debootstrap --variant=minbase \
+    --include=python3,python3-venv,python3-pip,git,bash,ca-certificates,procps \
+    "$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
+    || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
+  # Keep the image small: apt lists and caches are not needed at run time.
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  raw="$tag-rootfs"
+  raw="${raw//:/-}:raw"
+  tar -C "$rootfs" -c . | docker import - "$raw" >/dev/null
+
+  ctx="$work/ctx"
+  mkdir -p "$ctx"
+  if [ -n "$ca_bundle" ]; then cp "$ca_bundle" "$ctx/extra-ca.pem"; else : >"$ctx/extra-ca.pem"; fi
+  cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $raw
+COPY extra-ca.pem /usr/local/share/ca-certificates/repo2rlenv-extra.crt
+RUN update-ca-certificates >/dev/null 2>&1 || true
+ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \\
+    REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt \\
+    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \\
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \\
+    PIP_NO_CACHE_DIR=1 \\
+    PYTHONDONTWRITEBYTECODE=1 \\
+    PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
+    LANG=C.UTF-8
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q "pytest>=8,<10" "coverage>=7.4,<8"
+SHELL ["/bin/bash", "-c"]
+CMD ["/bin/bash"]
+DOCKERFILE
+  echo "installing pytest and coverage into /opt/venv"
+  docker build --network host -q -t "$tag" "$ctx" >/dev/null
+  docker image rm "$raw" >/dev/null 2>&1 || true
+  echo "built $tag"
+fi
+
+if [ "$to_podman" = 1 ]; then
+  command -v podman >/dev/null || { echo "build_base_image.sh: podman not found" >&2; exit 2; }
+  if [ "$force" = 1 ] || ! podman image exists "$tag" 2>/dev/null; then
+    docker save "$tag" | podman load >/dev/null
+    echo "loaded $tag into podman"
+  fi
+fi

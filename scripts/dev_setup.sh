@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One-shot, idempotent set-up of a Debian machine for repo2rlenv: system packages, the Python package,
+# a running Docker daemon and the local base image. Used by the README's commands and by .ci/run.
+#
+#   bash scripts/dev_setup.sh            # everything
+#   R2E_SKIP_DOCKER=1 bash scripts/...   # only the Python package (local sandbox only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_need=()
+if [ "${R2E_SKIP_DOCKER:-0}" != 1 ]; then
+  command -v dockerd >/dev/null || apt_need+=(docker.io)
+  command -v debootstrap >/dev/null || apt_need+=(debootstrap)
+fi
+command -v git >/dev/null || apt_need+=(git)
+if [ ${#apt_need[@]} -gt 0 ]; then
+  echo "installing system packages: ${apt_need[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${apt_need[@]}" >/dev/null
+fi
+
+echo "installing the repo2rlenv package (editable) and its test dependencies"
+python3 -m pip install -q -e ".[dev]" 2>&1 | grep -v -E "^WARNING: Location .* is ignored" || true
+python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
+
+[ "${R2E_SKIP_DOCKER:-0}" = 1 ] && exit 0
+
+if ! docker info >/dev/null 2>&1; then
+  echo "starting dockerd"
+  as_root bash -c 'nohup dockerd >/var/log/r2e-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/r2e-dockerd.log" >&2; exit 1; }
+fi
+bash scripts/build_base_image.sh

@@ -1,0 +1,118 @@
+"""The baseline for real: JUnit outcomes by node id, per-test coverage, quarantine, clear errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.baseline.junit import Outcome, parse_junit
+from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
+from repo2rlenv.errors import BaselineError
+from repo2rlenv.sandbox.base import Limits
+
+SOURCE = (
+    "def clamp(x, lo, hi):\n"
+    "    if x < lo:\n"
+    "        return lo\n"
+    "    if x > hi:\n"
+    "        return hi\n"
+    "    return x\n"
+    "\n"
+    "class Box:\n"
+    "    def area(self, w, h):\n"
+    "        return w * h\n"
+)
+TESTS = (
+    "import os, pytest\n"
+    "from tinypkg.core import clamp, Box\n\n"
+    "def test_low():\n    assert clamp(-1, 0, 5) == 0\n\n"
+    "@pytest.mark.parametrize('x', [1, 2])\n"
+    "def test_mid(x):\n    assert clamp(x, 0, 5) == x\n\n"
+    "class AreaMixin:\n"
+    "    def test_area(self):\n        assert Box().area(2, 3) == 6\n\n"
+    "class TestArea(AreaMixin):\n    pass\n\n"
+    "def test_broken():\n    assert clamp(9, 0, 5) == 9\n\n"
+    "def test_flaky(tmp_path_factory):\n"
+    "    marker = os.path.join(os.path.dirname(__file__), '.flaky-marker')\n"
+    "    if os.path.exists(marker):\n        assert False, 'second run'\n"
+    "    open(marker, 'w').close()\n\n"
+    "@pytest.mark.skip(reason='not today')\n"
+    "def test_skipped():\n    pass\n"
+)
+
+
+def _sandbox(kind: str, request, tmp_path: Path):
+    limits = Limits(timeout_sec=120)
+    if kind == "docker":
+        request.getfixturevalue("docker_ready")
+        from repo2rlenv.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
+                             limits=limits, tag_name="baseline-test")
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    return LocalSandbox(limits=limits, cache_dir=tmp_path / "cache")
+
+
+@pytest.mark.parametrize("kind", ["docker", "local"])
+def test_baseline_outcomes_coverage_and_quarantine(kind, request, tmp_path, make_repo, tiny_package):
+    root = make_repo(tiny_package(TESTS, SOURCE), commit=False)
+    sandbox = _sandbox(kind, request, tmp_path)
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        report = run_baseline(runner, reruns=1, timeout=120)
+    assert report.total == 7
+    assert set(report.stable_passing) == {
+        "tests/test_core.py::test_low", "tests/test_core.py::test_mid[1]", "tests/test_core.py::test_mid[2]",
+        "tests/test_core.py::TestArea::test_area"}
+    assert report.quarantined["tests/test_core.py::test_broken"].startswith("fails at the ref")
+    assert report.quarantined["tests/test_core.py::test_flaky"].startswith("flaky")
+    assert report.skipped == ["tests/test_core.py::test_skipped"]
+    cov = report.coverage
+    # Per-test contexts are exact node ids, including the mixin-inherited test.
+    assert cov.tests_covering("tinypkg/core.py", [3]) == {"tests/test_core.py::test_low"}
+    assert cov.tests_covering("tinypkg/core.py", [10]) == {"tests/test_core.py::TestArea::test_area"}
+    assert "tests/test_core.py::test_mid[2]" in cov.tests_covering("tinypkg/core.py", [6])
+    # Line 5 (return hi) is executed only by the failing test.
+    assert cov.tests_covering("tinypkg/core.py", [5]) == {"tests/test_core.py::test_broken"}
+
+
+@pytest.mark.parametrize(
+    ("tests", "message"),
+    [("", "has no tests pytest can collect"),
+     ("def test_a():\n    assert False\n", "no test passes at the ref")],
+)
+def test_baseline_errors(tests, message, request, tmp_path, make_repo, tiny_package):
+    files = tiny_package(tests)
+    if not tests:
+        files.pop("tests/test_core.py")
+    root = make_repo(files, commit=False)
+    sandbox = _sandbox("local", request, tmp_path)
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        with pytest.raises(BaselineError, match=message):
+            run_baseline(SuiteRunner(session, sandbox.plan.import_roots), reruns=0, timeout=60)
+
+
+def test_junit_parse_fallbacks_and_outcomes():
+    xml = (
+        '<testsuites><testsuite>'
+        '<testcase classname="tests.test_a" name="test_ok" time="0.1"><properties>'
+        '<property name="r2e_nodeid" value="tests/test_a.py::test_ok"/></properties></testcase>'
+        '<testcase classname="tests.test_a" name="test_bad"><failure message="assert 1 == 2">x</failure></testcase>'
+        '<testcase classname="" name="tests.test_b"><error message="collection failure">E</error></testcase>'
+        '<testcase classname="tests.test_a" name="test_s"><skipped message="nope"/></testcase>'
+        '</testsuite></testsuites>'
+    )
+    res = parse_junit(xml)
+    assert res["tests/test_a.py::test_ok"].outcome == Outcome.passed
+    assert res["tests/test_a.py::test_ok"].duration_sec == pytest.approx(0.1)
+    assert res["tests/test_a::test_bad"].outcome == Outcome.failed
+    assert res["tests/test_a::test_bad"].message == "assert 1 == 2"
+    assert res["tests.test_b"].outcome == Outcome.error
+    assert res["tests/test_a::test_s"].outcome == Outcome.skipped
+    with pytest.raises(ValueError, match="malformed"):
+        parse_junit("<testsuites>")
