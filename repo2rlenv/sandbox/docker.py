@@ -116,10 +116,12 @@ class DockerSession:
     python = VENV_PYTHON
     scratch = "/tmp/r2e"
 
-    def __init__(self, client: Any, image: str, limits: Limits):
+    def __init__(self, client: Any, image: str, limits: Limits, *, harden: bool = True):
         self._client = client
         self._image = image
         self._limits = limits
+        # `harden=False` runs with Docker's default capabilities, as Harbor runs task containers.
+        self._harden = harden
         self._container: Any = None
         self._start()
 
@@ -129,8 +131,9 @@ class DockerSession:
             name=f"r2e-{uuid.uuid4().hex[:12]}", labels={LABEL: "session"},
             network_mode="none", mem_limit=f"{self._limits.memory_mb}m",
             memswap_limit=f"{self._limits.memory_mb}m", nano_cpus=int(self._limits.cpus * 1e9),
-            pids_limit=self._limits.pids, cap_drop=["ALL"], security_opt=["no-new-privileges"],
-            environment=base_env("/tmp/home", "/tmp", f"/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"),
+            pids_limit=self._limits.pids,
+            **({"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"]} if self._harden else {}),
+            environment=base_env("/tmp/home", "/tmp", "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin"),
             working_dir=WORKSPACE,
         )
         self._container.exec_run(["mkdir", "-p", "/tmp/home", self.scratch])

@@ -169,6 +169,12 @@ class LocalSandbox:
         self._repo_dir = repo_dir
         self._venv = venv
 
+    @property
+    def venv_python(self) -> str:
+        if self._venv is None:
+            raise SandboxError("LocalSandbox.venv_python before prepare()")
+        return str(self._venv / "bin" / "python")
+
     def open(self) -> LocalSession:
         if self._repo_dir is None or self._venv is None:
             raise SandboxError("LocalSandbox.open() before prepare()")

@@ -8,7 +8,8 @@ from pathlib import Path
 from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, candidate_id
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord, discover_functions
-from repo2rlenv.pipelines.test_synthesis.operators import OPERATORS, enumerate_mutants, sample_mutants
+from repo2rlenv.pipelines.test_synthesis.mutants import ModuleMutator, sample_mutants
+from repo2rlenv.pipelines.test_synthesis.operators import OPERATORS, MutationError
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 
 # Mutants enumerated per function are cut here so one huge function cannot swamp the sampler.
@@ -32,14 +33,23 @@ def mine_mutations(a_dir: Path, baseline: BaselineReport, options: TestSynthesis
     by_function: dict[str, list] = {}
     records: dict[str, FunctionRecord] = {}
     kept_functions = []
-    sources: dict[str, str] = {}
+    mutators: dict[str, ModuleMutator | None] = {}
     for func in functions:
         if func.path not in imported:
             skipped["function: module not imported by the suite"] += 1
             continue
+        if func.path not in mutators:
+            # One parse per file, not per function.
+            try:
+                mutators[func.path] = ModuleMutator((a_dir / func.path).read_text(encoding="utf-8"), func.path)
+            except MutationError:
+                mutators[func.path] = None
+        mutator = mutators[func.path]
+        if mutator is None:
+            skipped["function: module cannot be parsed for mutation"] += 1
+            continue
         kept_functions.append(func)
-        source = sources.setdefault(func.path, (a_dir / func.path).read_text(encoding="utf-8"))
-        mutants = enumerate_mutants(source, func, operators=options.operators)[:_MAX_MUTANTS_PER_FUNCTION]
+        mutants = mutator.mutants(func, operators=options.operators)[:_MAX_MUTANTS_PER_FUNCTION]
         key = f"{func.path}::{func.qualname}"
         if mutants:
             by_function[key] = mutants

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel
 
@@ -19,8 +20,11 @@ from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, baseline_coverage
+from repo2rlenv.pipelines.test_synthesis.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
 from repo2rlenv.sources import snapshot
+from repo2rlenv.taskdir import DatasetPaths, TaskPaths
 
 PIPELINE_VERSION = "0.1.0"
 
@@ -65,7 +69,12 @@ class TestSynthesisPipeline:
             result.stages["candidates"] = len(candidates)
             self._report_functions(ctx, baseline, functions)
             gates = GateRunner(runner, baseline, timeout=options.mutant_timeout_sec)
-            processed = self._process(ctx, options, gates, candidates, result)
+            synth = Synthesizer(SynthesisContext(
+                suite=runner, baseline=baseline, options=options, a_dir=a_dir,
+                tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.url or ctx.source.spec,
+                repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
+                base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options)))
+            processed = self._process(ctx, options, gates, synth, candidates, result)
             self._write_outputs(ctx, baseline, processed, result)
         finally:
             session.close()
@@ -74,11 +83,22 @@ class TestSynthesisPipeline:
 
     # --- stages ---------------------------------------------------------------------------------
 
-    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: GateRunner,
+    def _validator(self, ctx: RunContext, options: TestSynthesisOptions) -> Callable[[Path], Any] | None:
+        if not options.validate_tasks:
+            return None
+        from repo2rlenv import validate
+
+        if ctx.sandbox.name == "docker":
+            return lambda root: validate.validate_task(TaskPaths(root))
+        python = ctx.sandbox.venv_python  # type: ignore[attr-defined]
+        return lambda root: validate.validate_task_locally(TaskPaths(root), python=python)
+
+    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: GateRunner, synth: Synthesizer,
                  candidates: list[Candidate], result: PipelineResult) -> list[Candidate]:
         per_function: Counter[str] = Counter()
         done: list[Candidate] = []
-        with ctx.reporter.progress("gating candidates", total=len(candidates)) as tick:
+        existing = set(DatasetPaths(ctx.out_dir).task_ids())
+        with ctx.reporter.progress(f"candidates (up to {options.limit} tasks)", total=len(candidates)) as tick:
             for cand in candidates:
                 key = f"{cand.function.path}::{cand.function.qualname}"
                 if len(result.emitted) >= options.limit:
@@ -86,16 +106,29 @@ class TestSynthesisPipeline:
                 if per_function[key] >= options.max_per_function:
                     tick(f"{cand.function.qualname}: enough from this function")
                     continue
+                task_id = task_id_for(ctx.source.slug, ctx.commit, cand)
+                done.append(cand)
+                if task_id in existing:
+                    # A rerun after a kill: the task was published completely before; keep it.
+                    cand.status, cand.task_id = "emitted", task_id
+                    result.emitted.append(task_id)
+                    per_function[key] += 1
+                    result.stages["resumed"] += 1
+                    tick(f"{task_id}: already emitted")
+                    continue
                 gates.check(cand)
                 if cand.status == "kept" and cand.killed and options.require_surviving:
                     cand.drop(SkipReason.killed)
                 result.stages["gated"] += 1
                 if cand.status == "kept":
-                    result.stages["kept"] += 1
-                    per_function[key] += 1
-                else:
+                    result.stages["survived gates"] += 1
+                    tick(f"{cand.function.qualname} {cand.operator}: synthesizing the oracle")
+                    emitted = synth.synthesize(cand)
+                    if emitted:
+                        result.emitted.append(emitted)
+                        per_function[key] += 1
+                if cand.status == "dropped":
                     result.skip_reasons[cand.skip_reason or "unknown"] += 1
-                done.append(cand)
                 tick(f"{cand.function.qualname} {cand.operator}: {cand.status}")
         return done
 

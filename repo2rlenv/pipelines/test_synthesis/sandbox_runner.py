@@ -1,0 +1,67 @@
+"""Adapters that let sandbox-agnostic stages (the differential oracle) run code in a sandbox session.
+
+Each call gets a fresh copy of A (or of A with the candidate's B files written over it), so nothing one
+probe run leaves behind can change the next.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import uuid
+
+from repo2rlenv.baseline.runner import SuiteRunner
+from repo2rlenv.errors import SandboxError
+
+
+class VariantRunner:
+    """`runner(variant, argv, files) -> out.json text`, as the differential oracle's `Runner` protocol."""
+
+    def __init__(self, suite: SuiteRunner, files_b: dict[str, str], *, timeout: float):
+        self.suite = suite
+        self.session = suite.session
+        self.files_b = files_b
+        self.timeout = timeout
+
+    def __call__(self, variant: str, argv: list[str], files: dict[str, str]) -> str:
+        base = posixpath.join(self.session.scratch, "variants", uuid.uuid4().hex[:10])
+        root, scratch = posixpath.join(base, "repo"), posixpath.join(base, "scratch")
+        res = self.session.exec(["mkdir", "-p", base], timeout=30)
+        res = self.session.exec(["cp", "-a", self.session.workspace, root], timeout=120)
+        if res.exit_code != 0:
+            raise SandboxError(f"cannot copy the workspace: {res.tail(3)}")
+        writes = {posixpath.join(scratch, name): text for name, text in files.items()}
+        writes[posixpath.join(scratch, ".keep")] = ""
+        if variant == "B":
+            writes.update({posixpath.join(root, rel): text for rel, text in self.files_b.items()})
+        self.session.write_files(writes)
+        try:
+            full = [self.session.python, *(a.replace("{scratch}", scratch) for a in argv)]
+            res = self.session.exec(full, cwd=root, env={"PYTHONPATH": self.suite.pythonpath(root)},
+                                    timeout=self.timeout)
+            out = self.session.read_file(posixpath.join(scratch, "out.json"))
+            if out is None:
+                raise SandboxError(f"probe wrote no output (exit {res.exit_code}): {res.tail(5)}")
+            return out.decode("utf-8")
+        finally:
+            self.session.exec(["rm", "-rf", base], timeout=60)
+
+
+class WorkCopies:
+    """Fresh copies of A in a session, with some files replaced, for one-off runs."""
+
+    def __init__(self, suite: SuiteRunner):
+        self.suite = suite
+        self.session = suite.session
+
+    def make(self, files: dict[str, str]) -> str:
+        root = posixpath.join(self.session.scratch, "copies", uuid.uuid4().hex[:10])
+        self.session.exec(["mkdir", "-p", posixpath.dirname(root)], timeout=30)
+        res = self.session.exec(["cp", "-a", self.session.workspace, root], timeout=120)
+        if res.exit_code != 0:
+            raise SandboxError(f"cannot copy the workspace: {res.tail(3)}")
+        if files:
+            self.session.write_files({posixpath.join(root, rel): text for rel, text in files.items()})
+        return root
+
+    def drop(self, root: str) -> None:
+        self.session.exec(["rm", "-rf", root], timeout=60)

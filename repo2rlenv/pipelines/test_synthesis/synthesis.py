@@ -1,0 +1,145 @@
+"""From a gated candidate to a published task: oracle → its coverage → A′ → task tree → validation.
+
+Each step can drop the candidate with a recorded reason; only a task whose oracle scores exactly 1.0
+under its own verifier (and whose empty submission scores 0.0) is kept in the dataset.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
+from repo2rlenv.pipelines.test_synthesis.aprime import make_aprime
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.emit import TaskSpec, task_hash, task_id_for, write_task
+from repo2rlenv.pipelines.test_synthesis.mutants import unified_diff
+from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.sandbox_runner import VariantRunner, WorkCopies
+from repo2rlenv.sandbox.install import InstallPlan
+from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
+
+
+@dataclass
+class SynthesisContext:
+    """What every candidate's synthesis shares within one run."""
+
+    suite: SuiteRunner
+    baseline: BaselineReport
+    options: TestSynthesisOptions
+    a_dir: Path
+    tasks_root: Path
+    repo: str
+    repo_slug: str
+    ref: str | None
+    pipeline_version: str
+    base_image: str
+    install: InstallPlan
+    validator: Callable[[Path], Any] | None
+
+
+def tests_dir(baseline: BaselineReport) -> str:
+    """Where the repo keeps its tests (the most common directory of its test files)."""
+    dirs = Counter(n.split("::")[0].rsplit("/", 1)[0] if "/" in n.split("::")[0] else "" for n in baseline.stable_passing)
+    return dirs.most_common(1)[0][0] if dirs else "tests"
+
+
+def _function_source(a_dir: Path, cand: Candidate) -> str:
+    lines = (a_dir / cand.function.path).read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(lines[cand.function.lineno - 1: cand.function.end_lineno])
+
+
+def _existing_test_files(cand: Candidate) -> list[str]:
+    files = Counter(n.split("::")[0] for n in cand.covering_tests)
+    return [f for f, _ in files.most_common()]
+
+
+class Synthesizer:
+    """Turns kept candidates into tasks, one at a time."""
+
+    def __init__(self, ctx: SynthesisContext):
+        self.ctx = ctx
+        self.copies = WorkCopies(ctx.suite)
+        self.test_dir = tests_dir(ctx.baseline)
+
+    def _run_tests(self, files: dict[str, str], tests: list[str], *, coverage: bool):
+        root = self.copies.make(files)
+        try:
+            return self.ctx.suite.run(root=root, tests=tests, with_coverage=coverage,
+                                      timeout=self.ctx.options.mutant_timeout_sec * 2)
+        finally:
+            self.copies.drop(root)
+
+    def _aprime(self, cand: Candidate, test_path: str, oracle: str) -> tuple[int, str] | None:
+        """The strongest behaviour-preserving rewrite that still passes the covering tests and the oracle."""
+        path = cand.function.path
+        source = (self.ctx.a_dir / path).read_text(encoding="utf-8")
+        for level in (2, 1):
+            try:
+                rewritten = make_aprime(source, level=level)
+            except Exception:  # a rewrite that cannot be made is just not used
+                continue
+            run = self._run_tests({path: rewritten, test_path: oracle}, [*cand.covering_tests, test_path],
+                                  coverage=False)
+            if run.results and not run.not_passed() and not run.timed_out:
+                return level, unified_diff(path, source, rewritten)
+        return None
+
+    def synthesize(self, cand: Candidate) -> str | None:
+        """Make and publish the task for `cand`; returns its id, or None with `cand` dropped."""
+        ctx, opts, func = self.ctx, self.ctx.options, cand.function
+        hash8 = task_hash(ctx.repo_slug, ctx.ref, cand)
+        test_path = f"{self.test_dir}/test_r2e_{hash8}.py" if self.test_dir else f"test_r2e_{hash8}.py"
+        from repo2rlenv.pipelines.test_synthesis.oracle.differential import synthesize_differential
+
+        result = synthesize_differential(
+            runner=VariantRunner(ctx.suite, cand.files_b, timeout=opts.mutant_timeout_sec * 4),
+            target_file=func.path, module=func.module, qualname=func.qualname,
+            function_source_a=_function_source(ctx.a_dir, cand), covering_tests=cand.covering_tests,
+            max_tests=opts.max_oracle_tests, seed=opts.seed, test_path=test_path, max_loc=opts.max_test_loc)
+        if not result.found or not result.test_source:
+            cand.drop(result.reason or SkipReason.no_oracle, result.detail or "")
+            return None
+        oracle = result.test_source
+        # Which of the function's lines the oracle runs on A: the coverage term's reachable targets.
+        run = self._run_tests({test_path: oracle}, [test_path], coverage=True)
+        if run.not_passed() or not run.results or run.coverage is None:
+            cand.drop(SkipReason.oracle_not_perfect, "oracle does not pass on A in the sandbox")
+            return None
+        uncovered = cand.baseline.uncovered if cand.baseline else []
+        reached = run.coverage.covered_lines(func.path, uncovered)
+        targets = sorted(reached)
+        aprime = self._aprime(cand, test_path, oracle)
+        if aprime is None:
+            cand.drop(SkipReason.aprime_broken)
+            return None
+        level, aprime_diff = aprime
+        config = VerifierConfig(
+            submission=test_path, target_file=func.path, target_qualname=func.qualname,
+            function_lines=cand.baseline.function_lines if cand.baseline else list(func.body_lines),
+            coverage_targets=targets, baseline_full_coverage=not uncovered,
+            import_roots=ctx.install.import_roots, reward_mode=opts.reward_mode,
+            coverage_weight=opts.coverage_weight, min_new_tests=opts.min_new_tests, max_test_loc=opts.max_test_loc,
+            run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
+            variants=VariantDiffs(),
+        )
+        spec = TaskSpec(
+            task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
+            repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
+            oracle_source=oracle, oracle_kind="differential", aprime_diff=aprime_diff, aprime_level=level,
+            verifier_config=config.model_dump(mode="json"), base_image=ctx.base_image, install=ctx.install,
+            existing_test_files=_existing_test_files(cand),
+        )
+        task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)
+        if ctx.validator is not None:
+            verdict = ctx.validator(task.root)
+            if not verdict.ok:
+                shutil.rmtree(task.root, ignore_errors=True)
+                cand.drop(SkipReason.validation_failed, "; ".join(verdict.problems))
+                return None
+        cand.status = "emitted"
+        cand.task_id = spec.task_id
+        return spec.task_id

@@ -1,0 +1,220 @@
+"""`repo2rlenv validate`: run each task the way Harbor does, in Docker, and check its rewards.
+
+For every task: build `environment/`, start a container, run `solution/solve.sh`, and grade — in a fresh
+container that receives only the artifact (separate mode) or in the same one (shared mode) — by copying
+`tests/` to /tests and running `tests/test.sh`. The oracle must score 1.0, an empty submission 0.0, and
+the repo's own tests of the module, submitted as the agent's file, less than 0.5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.errors import SandboxError
+from repo2rlenv.sandbox.base import Limits
+from repo2rlenv.sandbox.docker import LABEL, DockerSession, docker_client, tree_digest
+from repo2rlenv.taskdir import TaskPaths
+
+# History: 1 = first version.
+VALIDATION_SCHEMA_VERSION = 1
+EXISTING_TESTS_CEILING = 0.5
+
+
+class RunOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reward: float | None
+    details: dict[str, Any] = Field(default_factory=dict)
+    duration_sec: float = 0.0
+
+
+class ValidationResult(BaseModel):
+    """What validating one task found."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = VALIDATION_SCHEMA_VERSION
+    task_id: str
+    ok: bool
+    oracle: RunOutcome
+    empty: RunOutcome
+    existing: RunOutcome | None = None
+    problems: list[str] = Field(default_factory=list)
+
+
+def _task_toml(task: TaskPaths) -> dict[str, Any]:
+    import tomllib
+
+    return tomllib.loads(task.task_toml.read_text())
+
+
+def build_task_image(client: Any, task: TaskPaths) -> str:
+    """Build the task's environment image (cached by the environment dir's content)."""
+    key = tree_digest(task.environment)[:16]
+    tag = f"repo2rlenv-task/{task.root.name.lower()}:{key}"
+    try:
+        client.images.get(tag)
+        return tag
+    except Exception:
+        pass
+    try:
+        client.images.build(path=str(task.environment), tag=tag, rm=True, forcerm=True, network_mode="host",
+                            labels={LABEL: "task"})
+    except Exception as exc:
+        log = getattr(exc, "build_log", None) or []
+        tail = " | ".join(str(i.get("stream", i.get("error", ""))).strip() for i in log if isinstance(i, dict))
+        raise SandboxError(f"building {task.root.name}'s environment failed: {tail[-500:] or exc}") from exc
+    return tag
+
+
+class TaskRunner:
+    """Runs trials of one task: agent phase (a submission appears), then grading."""
+
+    def __init__(self, client: Any, task: TaskPaths, image: str, limits: Limits):
+        self.client = client
+        self.task = task
+        self.image = image
+        self.limits = limits
+        cfg = _task_toml(task)
+        self.separate = cfg.get("verifier", {}).get("environment_mode") == "separate"
+        self.artifacts: list[str] = list(cfg.get("artifacts", []))
+        self.verifier_timeout = float(cfg.get("verifier", {}).get("timeout_sec", 600))
+        self.test_path = cfg["metadata"]["repo2env"]["test_synthesis"]["test_path"]
+
+    def _session(self) -> DockerSession:
+        return DockerSession(self.client, self.image, self.limits, harden=False)
+
+    def _grade(self, session: DockerSession) -> RunOutcome:
+        files = {f"/tests/{p.relative_to(self.task.tests).as_posix()}": p.read_bytes()
+                 for p in self.task.tests.rglob("*") if p.is_file()}
+        session.write_files(files)
+        start = time.monotonic()
+        session.exec(["bash", "/tests/test.sh"], timeout=self.verifier_timeout)
+        duration = time.monotonic() - start
+        raw = session.read_file("/logs/verifier/reward.txt")
+        details_raw = session.read_file("/logs/verifier/reward-details.json")
+        details = json.loads(details_raw) if details_raw else {}
+        try:
+            reward = float(raw.decode().strip()) if raw else None
+        except ValueError:
+            reward = None
+        return RunOutcome(reward=reward, details=details, duration_sec=duration)
+
+    def trial(self, agent: Callable[[DockerSession], None]) -> RunOutcome:
+        """Run `agent` in a fresh container, then grade as the task's verifier mode says."""
+        with self._session() as work:
+            agent(work)
+            if not self.separate:
+                return self._grade(work)
+            handed = {path: work.read_file(path) for path in self.artifacts}
+        with self._session() as grader:
+            grader.write_files({p: data for p, data in handed.items() if data is not None})
+            return self._grade(grader)
+
+    def solve_with_oracle(self, session: DockerSession) -> None:
+        files = {f"/solution/{p.relative_to(self.task.solution).as_posix()}": p.read_bytes()
+                 for p in self.task.solution.rglob("*") if p.is_file()}
+        session.write_files(files)
+        res = session.exec(["bash", "/solution/solve.sh"], timeout=120)
+        if res.exit_code != 0:
+            raise SandboxError(f"solve.sh failed: {res.tail(3)}")
+
+    def submit_text(self, text: str) -> Callable[[DockerSession], None]:
+        def agent(session: DockerSession) -> None:
+            session.write_files({f"/workspace/{self.test_path}": text})
+
+        return agent
+
+
+def _existing_tests_text(task: TaskPaths) -> str | None:
+    """The repo's own test file that covers the touched function most, to submit as the agent's file."""
+    meta = _task_toml(task)["metadata"]["repo2env"]["test_synthesis"]
+    files = meta.get("existing_test_files") or []
+    for rel in files:
+        path = task.repo / rel
+        if path.is_file():
+            return path.read_text()
+    return None
+
+
+def validate_task(task: TaskPaths, *, client: Any = None, limits: Limits | None = None,
+                  check_existing: bool = True) -> ValidationResult:
+    client = client or docker_client()
+    limits = limits or Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024)
+    image = build_task_image(client, task)
+    runner = TaskRunner(client, task, image, limits)
+    problems = []
+    oracle = runner.trial(runner.solve_with_oracle)
+    if oracle.reward != 1.0:
+        problems.append(f"oracle scored {oracle.reward} (needs 1.0): {oracle.details.get('reason', '')}")
+    empty = runner.trial(lambda _s: None)
+    if empty.reward != 0.0:
+        problems.append(f"empty submission scored {empty.reward} (needs 0.0)")
+    existing = None
+    text = _existing_tests_text(task) if check_existing else None
+    if text is not None:
+        existing = runner.trial(runner.submit_text(text))
+        if existing.reward is None or existing.reward >= EXISTING_TESTS_CEILING:
+            problems.append(f"the repo's own tests scored {existing.reward} (needs < {EXISTING_TESTS_CEILING})")
+    return ValidationResult(task_id=task.root.name, ok=not problems, oracle=oracle, empty=empty,
+                            existing=existing, problems=problems)
+
+
+def validate_task_locally(task: TaskPaths, *, python: str, check_existing: bool = True) -> ValidationResult:
+    """The same three trials without Docker: the verifier runs on the host with `python` (process-level
+    isolation only). Used when the run's sandbox is local."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from repo2rlenv.verifiers.test_synthesis.bundle import verifier_module
+
+    meta = _task_toml(task)["metadata"]["repo2env"]["test_synthesis"]
+    test_path = meta["test_path"]
+
+    def trial(submission: str | None) -> RunOutcome:
+        with tempfile.TemporaryDirectory(prefix="r2e-validate-") as tmp:
+            workspace, logs = Path(tmp) / "workspace", Path(tmp) / "logs"
+            shutil.copytree(task.repo, workspace, symlinks=True)
+            if submission is not None:
+                target = workspace / test_path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(submission)
+            start = time.monotonic()
+            details = verifier_module().score(workspace, task.tests, logs, python=python)
+            raw = (logs / "reward.txt").read_text().strip() if (logs / "reward.txt").exists() else None
+            return RunOutcome(reward=float(raw) if raw else None, details=details,
+                              duration_sec=time.monotonic() - start)
+
+    oracle_text = (task.solution / Path(test_path).name).read_text()
+    problems = []
+    oracle = trial(oracle_text)
+    if oracle.reward != 1.0:
+        problems.append(f"oracle scored {oracle.reward} (needs 1.0): {oracle.details.get('reason', '')}")
+    empty = trial(None)
+    if empty.reward != 0.0:
+        problems.append(f"empty submission scored {empty.reward} (needs 0.0)")
+    existing = None
+    text = _existing_tests_text(task) if check_existing else None
+    if text is not None:
+        existing = trial(text)
+        if existing.reward is None or existing.reward >= EXISTING_TESTS_CEILING:
+            problems.append(f"the repo's own tests scored {existing.reward} (needs < {EXISTING_TESTS_CEILING})")
+    return ValidationResult(task_id=task.root.name, ok=not problems, oracle=oracle, empty=empty,
+                            existing=existing, problems=problems)
+
+
+def content_key(task: TaskPaths) -> str:
+    """Hash of a task's files, to skip re-validating unchanged tasks."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in task.root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(task.root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+

@@ -1,0 +1,146 @@
+"""Pydantic models of the verifier's files: `verifier_config.json` (written by the emitter) and
+`reward-details.json` (written by the verifier, read back by validation and training tools).
+
+The in-task verifier cannot import pydantic (it is stdlib + pytest + coverage), so it reads the config
+with its own strict dataclass reader; a test keeps the two field lists identical. Host side only: this
+module is not copied into tasks.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# verifier_config.json format. 1: first version.
+CONFIG_SCHEMA_VERSION = 1
+# reward-details.json format. 1: first version.
+DETAILS_SCHEMA_VERSION = 1
+
+
+class RewardMode(str, Enum):
+    """How coverage enters the reward (DESIGN §3)."""
+
+    gated = "gated"  # b_pass·b_fail·((1−w) + w·cov): coverage pays only on top of discrimination
+    rfc = "rfc"  # (1−w)·b_pass·b_fail + w·cov: the RFC's form, pays coverage alone
+
+
+class VariantDiffs(BaseModel):
+    """Diff files, relative to the task's tests/ dir, that turn A into the graded variants."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    broken: str = Field("broken_patch.diff", description="A → B, the hidden behaviour change")
+    aprime: str = Field("aprime_patch.diff", description="A → A′, the behaviour-preserving rewrite")
+    siblings: list[str] = Field(default_factory=list, description="A → B_k, more validated mutants of the function")
+
+
+class VerifierConfig(BaseModel):
+    """verifier_config.json: everything the in-task verifier needs besides the files it names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(CONFIG_SCHEMA_VERSION, description="format version of this file")
+    submission: str = Field(description="relative path of the agent's test file, e.g. tests/test_r2e_1a2b3c4d.py")
+    target_file: str = Field(description="relative path of the module holding the function")
+    target_qualname: str = Field(description="qualified name of the function, e.g. 'Stock.reserve'")
+    function_lines: list[int] = Field(description="executable lines of the function in A's target_file")
+    coverage_targets: list[int] = Field(
+        description="lines the cov term measures: baseline-uncovered lines a known-good test reaches; empty → cov = 1")
+    baseline_full_coverage: bool = Field(description="the existing suite already covers the whole function")
+    import_roots: list[str] = Field(description="dirs put on sys.path for the copies, e.g. ['src'] or ['']")
+    reward_mode: RewardMode = Field(RewardMode.gated, description="gated (default) or rfc")
+    coverage_weight: float = Field(0.5, ge=0.0, le=1.0, description="w in the reward formulas")
+    min_new_tests: int = Field(1, ge=0, description="fewer test cases than this → reward 0")
+    max_test_loc: int = Field(400, ge=1, description="more non-blank lines in the submission → reward 0")
+    run_timeout_sec: float = Field(120.0, gt=0, description="wall clock per pytest run")
+    memory_mb: int = Field(2048, ge=64, description="address-space limit per pytest run")
+    variants: VariantDiffs = Field(default_factory=VariantDiffs, description="the diffs that build B, A′, siblings")
+    manifest: str = Field("workspace_manifest.json", description="{'files': {relpath: sha256}} of A's tree")
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+
+
+class WorkspaceManifest(BaseModel):
+    """workspace_manifest.json: A's files as built into the image, with their sha256."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    files: dict[str, str] = Field(description="relpath → sha256 hex digest")
+
+
+class LintFindingModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    line: int
+    col: int
+    rule: str = Field(description="rule id from verifier_lint.RULES")
+    message: str
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="pytest node id as classname::name from JUnit XML")
+    outcomes: dict[str, str] = Field(description="variant name → passed/failed/error/skipped/missing/not_run")
+
+
+class VariantRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="A, A_prime, B or sibling_<k>")
+    diff: str | None = Field(description="the diff that built it (None for A)")
+    order: int = Field(description="position in the (random) run order")
+    status: str = Field(description="ok, collection_error, timeout, crashed or not_run")
+    seconds: float
+    returncode: int | None
+    n_cases: int
+    leftover_processes: int = Field(description="processes of the run still present after it was ended")
+    output_tail: str
+
+
+class CoverageResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    targets: list[int]
+    covered_targets: list[int]
+    covered_function_lines: list[int]
+    measured: bool = Field(description="whether the A run produced coverage data")
+
+
+class Isolation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    uid: int = Field(description="uid the test runs used")
+    dropped_privileges: bool
+    note: str = Field(description="why privileges were not dropped, when they were not")
+
+
+class RewardDetails(BaseModel):
+    """reward-details.json: the reward and everything it was computed from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(DETAILS_SCHEMA_VERSION)
+    reward: float = Field(ge=0.0, le=1.0)
+    reason: str | None = Field(description="why the reward is 0 (always set then)")
+    reward_mode: RewardMode | None
+    coverage_weight: float | None
+    b_pass: float | None
+    b_fail: float | None = Field(description="None when no case passes on A and A′ or no B run was needed")
+    cov: float | None
+    n_cases: int
+    cases: list[CaseResult]
+    lint: list[LintFindingModel]
+    variants: list[VariantRun]
+    timings: dict[str, float | dict[str, float]]
+    submission: str | None = None
+    target: str | None = None
+    submission_loc: int | None = None
+    ignored_workspace_files: list[str] | None = None
+    ignored_workspace_file_count: int | None = None
+    isolation: Isolation | None = None
+    coverage: CoverageResult | None = None

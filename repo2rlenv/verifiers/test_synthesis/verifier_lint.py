@@ -1,0 +1,318 @@
+"""Static lint of an agent's test file: refuse ways a test could tell A from B without testing behaviour.
+
+The reward pays for tests that pass on A and fail on B. A policy can earn that without exercising the
+function by pinning the source (reading or hashing the module, `inspect.getsource`, code objects), by
+sniffing the grader (git, mtimes, the grading paths, processes), or by tampering with the run (tracing,
+`sys.modules`, builtins, plugins, writing the reward file). The runtime defences (A′, pristine copies at
+one path, fixed mtimes, an unprivileged uid) stop most of these on their own; this lint refuses them up
+front, with line numbers, so a refused submission costs no test run at all.
+
+It is deliberately narrow: ordinary tests — importing the module under test, `pytest.raises`,
+`pytest.approx`, parametrize, `tmp_path`, `monkeypatch` of the repo's own functions — pass untouched.
+A determined obfuscator can get past any static check; the runtime layers are the backstop.
+
+Stdlib only: this file is copied verbatim into every task's `tests/` directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import asdict, dataclass
+
+# --------------------------------------------------------------------------- rule tables
+
+RULES: dict[str, str] = {
+    "syntax": "the file does not parse",
+    "source-introspection": "reads source code or code objects instead of testing behaviour",
+    "file-read": "reads repository source files or locates them on disk",
+    "process": "starts, forks, signals or exits processes",
+    "vcs": "looks at version control",
+    "file-times": "looks at file timestamps or inodes",
+    "grader-path": "touches the grader's paths",
+    "tracing": "installs tracers or inspects frames",
+    "native": "uses native code access",
+    "gc-scan": "scans the garbage collector's objects",
+    "import-system": "mutates sys.modules or the import system",
+    "builtins": "patches builtins",
+    "dynamic-code": "builds code or names at runtime (eval/exec/__import__/computed getattr)",
+    "plugin": "loads or registers pytest plugins",
+    "entropy": "uses a source of randomness that cannot be seeded",
+    "coverage": "touches coverage measurement",
+}
+
+# Importing any of these is a finding by itself.
+FORBIDDEN_MODULES: dict[str, str] = {
+    "subprocess": "process", "pty": "process", "multiprocessing": "process", "atexit": "process",
+    "ctypes": "native", "_ctypes": "native", "cffi": "native",
+    "dis": "source-introspection", "linecache": "source-introspection", "tokenize": "source-introspection",
+    "marshal": "source-introspection", "trace": "tracing", "bdb": "tracing", "pdb": "tracing",
+    "py_compile": "file-read", "compileall": "file-read", "site": "file-read", "sysconfig": "file-read",
+    "importlib.resources": "file-read", "importlib.machinery": "import-system",
+    "code": "dynamic-code", "codeop": "dynamic-code",
+    "git": "vcs", "dulwich": "vcs", "pygit2": "vcs",
+    "secrets": "entropy",
+    "coverage": "coverage", "pytest_cov": "coverage",
+}
+
+# Dotted names refused wherever they are used (the name itself or anything below it).
+FORBIDDEN_NAMES: dict[str, str] = {
+    **{f"inspect.{n}": "source-introspection" for n in (
+        "getsource", "getsourcelines", "getsourcefile", "getfile", "findsource", "getcomments",
+        "getblock", "getclosurevars")},
+    **{f"inspect.{n}": "tracing" for n in (
+        "currentframe", "stack", "trace", "getframeinfo", "getouterframes", "getinnerframes")},
+    **{f"sys.{n}": "tracing" for n in (
+        "settrace", "setprofile", "gettrace", "getprofile", "_getframe", "_current_frames", "monitoring",
+        "addaudithook")},
+    "threading.settrace": "tracing", "threading.setprofile": "tracing",
+    **{f"os.{n}": "process" for n in (
+        "system", "popen", "fork", "forkpty", "kill", "killpg", "_exit", "abort", "register_at_fork")},
+    "concurrent.futures.ProcessPoolExecutor": "process", "signal.pthread_kill": "process",
+    **{f"os.{n}": "file-times" for n in ("stat", "lstat", "fstat", "utime")},
+    **{f"os.path.{n}": "file-times" for n in ("getmtime", "getctime", "getatime")},
+    **{f"gc.{n}": "gc-scan" for n in ("get_objects", "get_referrers", "get_referents")},
+    **{f"importlib.util.{n}": "file-read" for n in (
+        "find_spec", "spec_from_file_location", "module_from_spec", "source_from_cache", "cache_from_source")},
+    "importlib.__import__": "dynamic-code",
+    **{f"pkgutil.{n}": "file-read" for n in ("get_data", "get_loader", "find_loader")},
+    **{f"sys.{n}": "import-system" for n in ("meta_path", "path_hooks", "path_importer_cache")},
+    **{f"sys.{n}": "file-read" for n in ("prefix", "base_prefix", "exec_prefix", "base_exec_prefix")},
+    "hashlib.file_digest": "file-read",
+    "os.urandom": "entropy", "os.getrandom": "entropy", "random.SystemRandom": "entropy",
+    "uuid.uuid1": "entropy", "uuid.uuid4": "entropy",
+}
+FORBIDDEN_PREFIXES: dict[str, str] = {"os.exec": "process", "os.spawn": "process", "os.posix_spawn": "process"}
+
+FORBIDDEN_BUILTINS: dict[str, str] = {
+    "eval": "dynamic-code", "exec": "dynamic-code", "compile": "dynamic-code", "__import__": "dynamic-code",
+    "breakpoint": "tracing",
+}
+
+CODE_ATTRS = frozenset({
+    "__code__", "co_code", "co_consts", "co_names", "co_varnames", "co_filename", "co_firstlineno",
+    "co_lnotab", "co_linetable", "co_lines", "co_positions", "co_exceptiontable", "co_cellvars",
+    "co_freevars", "co_qualname", "co_name", "co_flags", "co_nlocals", "co_stacksize",
+    "gi_code", "gi_frame", "cr_code", "cr_frame", "ag_code", "ag_frame"})
+FRAME_ATTRS = frozenset({"f_code", "f_locals", "f_globals", "f_back", "f_lineno", "f_trace", "tb_frame",
+                         "tb_lineno", "tb_lasti"})
+# Attribute names refused on any object, and as string constants (getattr, vars()[...], setattr).
+FORBIDDEN_ATTRS: dict[str, str] = {
+    **{a: "source-introspection" for a in CODE_ATTRS}, **{a: "tracing" for a in FRAME_ATTRS},
+    "__file__": "file-read", "__spec__": "file-read", "__loader__": "file-read", "__cached__": "file-read",
+    "__builtins__": "builtins", "pluginmanager": "plugin", "_getframe": "tracing",
+    **{f"st_{t}{ns}": "file-times" for t in ("mtime", "ctime", "atime", "birthtime") for ns in ("", "_ns")},
+    "st_ino": "file-times",
+}
+
+GRADER_PATHS = ("/logs", "/tests", "/workspace", "/solution", "/oracle", "/opt/venv", "/proc/self")
+_PY_FILE = re.compile(r"\.py[ciow]?$|\*\.py")
+FILE_CALLS = frozenset({"open", "read_text", "read_bytes", "glob", "rglob", "iglob", "listdir", "scandir",
+                        "walk", "fnmatch", "filter", "get_source", "get_data", "get_code"})
+HASH_MODULES = ("hashlib.", "zlib.", "binascii.")
+READ_CALLS = frozenset({"open", "read", "read_text", "read_bytes", "readlines", "getsource"})
+SYS_MODULES_READS = frozenset({"get", "keys", "values", "items", "copy", "__contains__"})
+BUILTINS_PATCH_OK = frozenset({"input", "print"})  # monkeypatching these is how CLIs are tested
+PATCHERS = frozenset({"setattr", "delattr", "setitem", "delitem"})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One refused construct, with where it is and why."""
+
+    line: int
+    col: int
+    rule: str
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- the checker
+
+class _Linter(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.findings: dict[tuple[int, str, str], Finding] = {}
+
+    # ---- helpers
+    def flag(self, node: ast.AST, rule: str, what: str) -> None:
+        line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+        self.findings.setdefault((line, rule, what), Finding(line, col, rule, f"{what}: {RULES[rule]}"))
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """Dotted name of an expression rooted in an imported name; None for anything else.
+
+        Only imported roots count: a local variable called `site`, `code` or `trace` is not the module.
+        """
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+            return None
+        parts.append(self.aliases[node.id])
+        return ".".join(reversed(parts))
+
+    def check_qualname(self, node: ast.AST, name: str) -> None:
+        for forbidden, rule in FORBIDDEN_NAMES.items():
+            if name == forbidden or name.startswith(forbidden + "."):
+                self.flag(node, rule, name)
+        for prefix, rule in FORBIDDEN_PREFIXES.items():
+            if name.startswith(prefix):
+                self.flag(node, rule, name)
+        for module, rule in FORBIDDEN_MODULES.items():
+            if name == module or name.startswith(module + "."):
+                self.flag(node, rule, name)
+
+    def check_import(self, node: ast.AST, module: str) -> None:
+        for forbidden, rule in FORBIDDEN_MODULES.items():
+            if module == forbidden or module.startswith(forbidden + "."):
+                self.flag(node, rule, f"import {module}")
+
+    # ---- imports
+    def bind(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            if isinstance(node, ast.Import):
+                head = alias.name.split(".")[0]
+                self.aliases[alias.asname or head] = alias.name if alias.asname else head
+            elif not node.level:  # relative imports name test helpers, never stdlib modules
+                self.aliases[alias.asname or alias.name] = f"{node.module or ''}.{alias.name}"
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.check_import(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            return
+        module = node.module or ""
+        self.check_import(node, module)
+        for alias in node.names:
+            full = f"{module}.{alias.name}"
+            self.check_import(node, full)
+            self.check_qualname(node, full)
+
+    # ---- names and attributes
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in FORBIDDEN_BUILTINS and node.id not in self.aliases:
+            self.flag(node, FORBIDDEN_BUILTINS[node.id], node.id)
+        if node.id == "__builtins__":
+            self.flag(node, "builtins", node.id)
+        resolved = self.aliases.get(node.id)
+        if resolved:
+            self.check_qualname(node, resolved)
+        if node.id == "pytest_plugins" and isinstance(node.ctx, ast.Store):
+            self.flag(node, "plugin", "pytest_plugins")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FORBIDDEN_ATTRS:
+            self.flag(node, FORBIDDEN_ATTRS[node.attr], f".{node.attr}")
+        name = self.qualname(node)
+        if name:
+            self.check_qualname(node, name)
+            if name == "sys.modules":
+                self.check_sys_modules(node)
+            if name.startswith("builtins.") and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.flag(node, "builtins", name)
+            if name == "builtins.__dict__":
+                self.flag(node, "builtins", name)
+        self.generic_visit(node)
+
+    def check_sys_modules(self, node: ast.Attribute) -> None:
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, (ast.Store, ast.Del)):
+            self.flag(node, "import-system", "sys.modules[...] assignment")
+        elif isinstance(parent, ast.Attribute) and parent.attr not in SYS_MODULES_READS:
+            self.flag(node, "import-system", f"sys.modules.{parent.attr}")
+        elif isinstance(parent, ast.Call) and node in parent.args + [k.value for k in parent.keywords]:
+            self.flag(node, "import-system", "sys.modules passed to a call")
+        elif isinstance(parent, (ast.Assign, ast.AugAssign, ast.Delete)) and node is not getattr(
+                parent, "value", None):
+            self.flag(node, "import-system", "sys.modules rebound")
+
+    # ---- constants
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if not isinstance(node.value, str):
+            return
+        text = node.value
+        if text in FORBIDDEN_ATTRS:
+            self.flag(node, FORBIDDEN_ATTRS[text], repr(text))
+        if any(text == p or text.startswith(p + "/") for p in GRADER_PATHS):
+            self.flag(node, "grader-path", repr(text[:60]))
+        if "site-packages" in text or "dist-packages" in text:
+            self.flag(node, "file-read", repr(text[:60]))
+        if text == "git" or text.startswith("git ") or text.endswith("/.git") or "/.git/" in text:
+            self.flag(node, "vcs", repr(text[:60]))
+
+    # ---- calls
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self.qualname(func) or ""
+        terminal = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+        if terminal in FILE_CALLS or name in ("io.open", "codecs.open"):
+            self.check_file_call(node, terminal)
+        if name.startswith(HASH_MODULES) and self.reads_something(node):
+            self.flag(node, "file-read", f"{name} of file contents")
+        if terminal in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
+            # monkeypatch.setattr("pkg.mod.name", value) names its target in the first argument
+            dotted_form = isinstance(node.args[0], ast.Constant)
+            if not dotted_form and not isinstance(node.args[1], (ast.Constant, ast.Name)):
+                self.flag(node, "dynamic-code", f"{terminal} with a computed attribute name")
+        if name == "importlib.import_module" and node.args and not isinstance(node.args[0], ast.Constant):
+            self.flag(node, "dynamic-code", "import_module of a computed name")
+        if name in ("random.seed", "random.Random") and not (
+                node.args and isinstance(node.args[0], ast.Constant)):
+            self.flag(node, "entropy", f"{name} without a constant seed")
+        if terminal in PATCHERS and node.args:
+            self.check_builtins_patch(node, terminal)
+        self.generic_visit(node)
+
+    def check_file_call(self, node: ast.Call, terminal: str) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _PY_FILE.search(sub.value):
+                self.flag(node, "file-read", f"{terminal}() of {sub.value!r}")
+
+    def reads_something(self, node: ast.Call) -> bool:
+        for sub in ast.walk(node):
+            if sub is not node and isinstance(sub, ast.Call):
+                f = sub.func
+                term = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+                if term in READ_CALLS:
+                    return True
+        return False
+
+    def check_builtins_patch(self, node: ast.Call, terminal: str) -> None:
+        target = node.args[0]
+        if isinstance(target, ast.Constant) and isinstance(target.value, str):
+            if target.value.startswith("builtins.") and target.value[9:] not in BUILTINS_PATCH_OK:
+                self.flag(node, "builtins", f"{terminal}({target.value!r})")
+            return
+        if self.qualname(target) in ("builtins", "builtins.__dict__"):
+            attr = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(attr, ast.Constant) and attr.value in BUILTINS_PATCH_OK):
+                self.flag(node, "builtins", f"{terminal}(builtins, ...)")
+
+    def run(self, tree: ast.Module) -> list[Finding]:
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        # Aliases first, so a use above its (function-level) import still resolves.
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.bind(node)
+        self.visit(tree)
+        return sorted(self.findings.values(), key=lambda f: (f.line, f.col, f.rule))
+
+
+def lint_source(source: str, filename: str = "<submission>") -> list[Finding]:
+    """Findings for a test file's source (empty list: nothing refused)."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError) as exc:
+        what = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}"
+        return [Finding(getattr(exc, "lineno", 0) or 0, getattr(exc, "offset", 0) or 0, "syntax",
+                        f"{what}: {RULES['syntax']}")]
+    return _Linter().run(tree)

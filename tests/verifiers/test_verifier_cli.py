@@ -1,0 +1,88 @@
+"""The verifier as shipped in a task: standalone modules, the CLI as a subprocess, and test.sh's fallbacks."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.verifiers.test_synthesis.bundle import TEST_SH, VERIFIER_DIR, VERIFIER_MODULES, install_verifier
+
+pytestmark = pytest.mark.slow
+SIBLINGS = {Path(name).stem for name in VERIFIER_MODULES}
+
+
+@pytest.mark.parametrize("name", VERIFIER_MODULES)
+def test_shipped_modules_need_only_stdlib_pytest_and_coverage(name):
+    allowed = set(sys.stdlib_module_names) | {"pytest", "coverage"} | SIBLINGS
+    tree = ast.parse((VERIFIER_DIR / name).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops = {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            tops = {alias.name for alias in node.names} if node.level else {(node.module or "").split(".")[0]}
+        else:
+            continue
+        assert tops <= allowed, f"{name}:{node.lineno} imports {tops - allowed}"
+
+
+def test_install_verifier_writes_a_flat_tests_dir(tmp_path):
+    written = install_verifier(tmp_path)
+    assert sorted(p.name for p in written) == sorted(["test.sh", *VERIFIER_MODULES])
+    assert os.access(tmp_path / "test.sh", os.X_OK)
+
+
+def test_cli_runs_from_a_flat_tests_dir(make_task, kit, portable_python):
+    task = make_task(kit.GOOD_TEST)
+    done = subprocess.run(
+        [sys.executable, "-E", "-s", "-B", str(task.tests_dir / "verifier.py"),
+         "--config", str(task.tests_dir / "verifier_config.json"), "--workspace", str(task.workspace),
+         "--logs", str(task.logs_dir), "--python", portable_python],
+        cwd="/", env={"PATH": os.environ["PATH"]}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "reward 1.0\n"
+    assert task.reward_text() == "1.0\n"
+    assert not (task.tests_dir / "__pycache__").exists()
+
+
+def _local_test_sh(task, python: str) -> Path:
+    # test.sh hard-codes Harbor's paths; point them at the task's dirs (and the interpreter) instead.
+    text = TEST_SH.read_text()
+    for old, new in (("/logs/verifier", str(task.logs_dir)), ("/tests/", f"{task.tests_dir}/"),
+                     ("--workspace /workspace", f"--workspace {task.workspace}"), ("/opt/venv/bin/python", python)):
+        assert old in text
+        text = text.replace(old, new)
+    path = task.tests_dir / "test_local.sh"
+    path.write_text(text)
+    return path
+
+
+def test_test_sh_runs_the_verifier(make_task, kit):
+    task = make_task(kit.GOOD_TEST)
+    done = subprocess.run(["bash", str(_local_test_sh(task, sys.executable))], capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"]}, timeout=300)
+    assert done.stdout == "reward 1.0\n", done.stderr
+    assert task.reward_text() == "1.0\n"
+
+
+def test_test_sh_writes_zero_when_the_verifier_dies(make_task, kit):
+    task = make_task(kit.GOOD_TEST)
+    # A verifier killed after a test planted a reward file: the planted 1.0 must not survive.
+    (task.tests_dir / "verifier.py").write_text(
+        "import os, sys\nlogs = sys.argv[sys.argv.index('--logs') + 1]\n"
+        "open(os.path.join(logs, 'reward.txt'), 'w').write('1.0\\n')\n"
+        "open(os.path.join(logs, 'reward.json'), 'w').write('{\"reward\": 1}')\nos._exit(3)\n")
+    subprocess.run(["bash", str(_local_test_sh(task, sys.executable))], capture_output=True, timeout=300)
+    assert task.reward_text() == "0\n"
+    assert not (task.logs_dir / "reward.json").exists()
+
+
+def test_test_sh_falls_back_to_python3(make_task, kit):
+    task = make_task("def test_nothing():\n    pass\n")
+    subprocess.run(["bash", str(_local_test_sh(task, "/nonexistent/python"))], capture_output=True, timeout=300,
+                   env={"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert task.reward_text() == "0.0\n"  # the verifier ran (it writes 0.0; the trap would write 0)

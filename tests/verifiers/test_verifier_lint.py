@@ -1,0 +1,153 @@
+"""The submission lint: ordinary tests pass untouched; source pinning, sniffing and tampering are refused."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from repo2rlenv.verifiers.test_synthesis import verifier_lint as vlint
+from repo2rlenv.verifiers.test_synthesis.verifier_lint import lint_source
+
+ALLOWED = {
+    "plain asserts": """
+        from shopcalc.pricing import apply_discount
+        def test_a():
+            assert apply_discount(10, 100) == 5
+    """,
+    "raises, approx, parametrize": """
+        import pytest
+        from shopcalc import pricing
+        @pytest.mark.parametrize("pct, expected", [(10, 9.0), (0, 10)])
+        def test_b(pct, expected):
+            assert pricing.apply_discount(10, pct) == pytest.approx(expected)
+            with pytest.raises(ValueError, match="range"):
+                pricing.apply_discount(10, -1)
+    """,
+    "fixtures and monkeypatch of the repo's own functions": """
+        import pytest
+        import shopcalc.pricing as pricing
+        @pytest.fixture
+        def cart(tmp_path):
+            return tmp_path / "cart.json"
+        def test_c(cart, monkeypatch, capsys, caplog):
+            monkeypatch.setattr(pricing, "with_tax", lambda price: price)
+            monkeypatch.setattr("shopcalc.pricing.TAX", 0.0)
+            monkeypatch.setattr("builtins.input", lambda prompt: "y")
+            monkeypatch.setenv("SHOP_CURRENCY", "EUR")
+            cart.write_text("{}")
+            assert cart.read_text() == "{}"
+            assert (cart.parent / "out.py").name == "out.py"
+    """,
+    "local names that shadow module names": """
+        def test_d():
+            code, site, trace, git_url = 200, "example.org", [], "https://example.org/x.git"
+            stat = {"mtime": 1}
+            assert code and site and git_url.endswith(".git") and stat
+    """,
+    "docstrings, classes, helpers, bare __file__": """
+        import json
+        from pathlib import Path
+        from shopcalc.pricing import apply_discount
+        DATA = Path(__file__).parent / "data.json"
+        class TestDiscount:
+            def test_doc(self):
+                assert "discount" in apply_discount.__doc__
+                assert getattr(apply_discount, "__name__") == "apply_discount"
+            def test_helper(self):
+                key = "__name__"
+                assert getattr(apply_discount, key)
+                assert json.loads("[1]") == [1]
+    """,
+    "random with a constant seed, threads": """
+        import random, threading
+        def test_e():
+            rng = random.Random(4)
+            random.seed(1)
+            t = threading.Thread(target=lambda: None)
+            t.start(); t.join()
+            assert rng.random() < 1
+    """,
+}
+
+REFUSED = [  # (name, source, rule that must be among the findings, line)
+    ("inspect.getsource", "import inspect\nimport m\ninspect.getsource(m.f)\n", "source-introspection", 3),
+    ("from-import alias", "from inspect import getsource as gs\ngs(len)\n", "source-introspection", 1),
+    ("code object", "import m\nm.f.__code__.co_code\n", "source-introspection", 2),
+    ("getattr of a code attribute", "import m\ngetattr(m.f, '__code__')\n", "source-introspection", 2),
+    ("computed getattr", "import m\ngetattr(m.f, '__co' + 'de__')\n", "dynamic-code", 2),
+    ("dis", "import dis\n", "source-introspection", 1),
+    ("module __file__", "import m\nopen(m.__file__).read()\n", "file-read", 2),
+    ("open of a .py path", "open('src/shopcalc/pricing.py').read()\n", "file-read", 1),
+    ("Path.read_text of .py", "from pathlib import Path\nPath('x/pricing.py').read_text()\n", "file-read", 2),
+    ("glob for sources", "import glob\nglob.glob('**/*.py')\n", "file-read", 2),
+    ("hash of a file", "import hashlib\nhashlib.sha256(open('x', 'rb').read())\n", "file-read", 2),
+    ("find_spec", "import importlib.util\nimportlib.util.find_spec('m').origin\n", "file-read", 2),
+    ("site-packages path", "p = '/usr/lib/python3/site-packages/m.py'\n", "file-read", 1),
+    ("subprocess", "import subprocess\nsubprocess.run(['ls'])\n", "process", 1),
+    ("os.system", "import os\nos.system('ls')\n", "process", 2),
+    ("os.exec*", "import os\nos.execv('/bin/ls', ['ls'])\n", "process", 2),
+    ("os.fork", "import os\nos.fork()\n", "process", 2),
+    ("os._exit", "import os\nos._exit(0)\n", "process", 2),
+    ("git string", "cmd = ['git', 'status']\n", "vcs", 1),
+    ("GitPython", "import git\n", "vcs", 1),
+    ("os.stat", "import os\nos.stat('x')\n", "file-times", 2),
+    ("getmtime", "import os.path\nos.path.getmtime('x')\n", "file-times", 2),
+    ("st_mtime", "from pathlib import Path\nPath('x').stat().st_mtime\n", "file-times", 2),
+    ("logs dir", "open('/logs/verifier/reward.txt', 'w')\n", "grader-path", 1),
+    ("tests dir", "open('/tests/broken_patch.diff')\n", "grader-path", 1),
+    ("workspace", "import sys\nsys.path.insert(0, '/workspace/src')\n", "grader-path", 2),
+    ("settrace", "import sys\nsys.settrace(None)\n", "tracing", 2),
+    ("gettrace", "import sys\nassert sys.gettrace() is None\n", "tracing", 2),
+    ("frames", "import sys\nsys._getframe(0).f_locals\n", "tracing", 2),
+    ("ctypes", "import ctypes\n", "native", 1),
+    ("gc scan", "import gc\ngc.get_objects()\n", "gc-scan", 2),
+    ("sys.modules assignment", "import sys\nsys.modules['m'] = None\n", "import-system", 2),
+    ("sys.modules via monkeypatch", "import sys\ndef test(monkeypatch):\n    monkeypatch.setitem(sys.modules, 'm', None)\n",
+     "import-system", 3),
+    ("sys.modules.pop", "import sys\nsys.modules.pop('m')\n", "import-system", 2),
+    ("meta_path", "import sys\nsys.meta_path.insert(0, object())\n", "import-system", 2),
+    ("builtins assignment", "import builtins\nbuiltins.len = lambda x: 0\n", "builtins", 2),
+    ("builtins monkeypatch", "def test(monkeypatch):\n    monkeypatch.setattr('builtins.round', lambda *a: 0)\n",
+     "builtins", 2),
+    ("__builtins__", "__builtins__['len'] = None\n", "builtins", 1),
+    ("eval", "eval('1')\n", "dynamic-code", 1),
+    ("exec", "exec('x = 1')\n", "dynamic-code", 1),
+    ("__import__", "__import__('os')\n", "dynamic-code", 1),
+    ("import_module of a computed name", "import importlib\nimportlib.import_module('o' + 's')\n", "dynamic-code", 2),
+    ("pytest_plugins", "pytest_plugins = ['evil']\n", "plugin", 1),
+    ("pluginmanager", "def test(request):\n    request.config.pluginmanager.register(object())\n", "plugin", 2),
+    ("urandom", "import os\nos.urandom(1)\n", "entropy", 2),
+    ("uuid4", "import uuid\nuuid.uuid4()\n", "entropy", 2),
+    ("unseeded random", "import random\nrandom.seed()\n", "entropy", 2),
+    ("coverage", "import coverage\n", "coverage", 1),
+    ("atexit", "import atexit\n", "process", 1),
+    ("syntax error", "def test(:\n", "syntax", 1),
+]
+
+
+@pytest.mark.parametrize("name", list(ALLOWED))
+def test_ordinary_tests_pass_untouched(name):
+    assert lint_source(textwrap.dedent(ALLOWED[name])) == []
+
+
+@pytest.mark.parametrize(("name", "source", "rule", "line"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_constructs_are_reported_with_their_line(name, source, rule, line):
+    findings = lint_source(source)
+    assert (rule, line) in {(f.rule, f.line) for f in findings}, findings
+    assert all(f.message.endswith(vlint.RULES[f.rule]) for f in findings)
+
+
+def test_rule_tables_name_known_rules_only():
+    tables = [vlint.FORBIDDEN_MODULES, vlint.FORBIDDEN_NAMES, vlint.FORBIDDEN_PREFIXES, vlint.FORBIDDEN_BUILTINS,
+              vlint.FORBIDDEN_ATTRS]
+    used = {rule for table in tables for rule in table.values()}
+    assert used <= set(vlint.RULES)
+    assert set(vlint.RULES) - used == {"syntax", "grader-path", "vcs", "entropy"} - used
+
+
+def test_findings_are_deduplicated_and_sorted():
+    findings = lint_source("import os\nos.stat('a'); os.stat('a')\nimport subprocess\n")
+    assert [(f.line, f.rule) for f in findings] == [(2, "file-times"), (3, "process")]
+    assert findings[0].to_dict() == {"line": 2, "col": 0, "rule": "file-times",
+                                     "message": f"os.stat: {vlint.RULES['file-times']}"}

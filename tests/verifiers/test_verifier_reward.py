@@ -1,0 +1,194 @@
+"""End-to-end reward tests: real tasks on disk graded by `score()` with real pytest runs.
+
+Run as root, the test runs drop to uid 65534 (see task_kit.build_portable_python).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sys
+
+import pytest
+
+from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
+
+pytestmark = pytest.mark.slow
+
+HUNDRED = "from shopcalc.pricing import apply_discount\n\n\ndef test_hundred():\n    assert apply_discount(10, 100) == 5\n"
+CAP_ONLY = "from shopcalc.pricing import apply_discount\n\n\ndef test_cap():\n    assert apply_discount(10, 80) == 5\n"
+
+
+def reward_on_disk(task) -> float:
+    text = task.reward_text()
+    assert re.fullmatch(r"[01](\.\d+)?\n", text), repr(text)  # exactly one float
+    return float(text)
+
+
+def test_good_discriminating_test_earns_full_reward(make_task, kit):
+    task = make_task(kit.GOOD_TEST)
+    details = task.score()
+    assert (details["reward"], details["reason"]) == (1.0, None)
+    assert (details["b_pass"], details["b_fail"], details["cov"]) == (1.0, 1.0, 1.0)
+    assert [c["outcomes"] for c in details["cases"]] == [{"A": "passed", "A_prime": "passed", "B": "failed"}]
+    assert details["coverage"]["covered_targets"] == [kit.RAISE_LINE, kit.CAP_LINE]
+    assert reward_on_disk(task) == 1.0
+    on_disk = json.loads((task.logs_dir / "reward-details.json").read_text())
+    assert on_disk == details
+    RewardDetails.model_validate(on_disk)
+    assert sorted(os.listdir(task.logs_dir)) == ["reward-details.json", "reward.txt"]
+    assert {v["name"]: v["status"] for v in details["variants"]} == {"A": "ok", "A_prime": "ok", "B": "ok"}
+    assert sorted(v["order"] for v in details["variants"]) == [0, 1, 2]
+    assert set(details["timings"]) == {"lint", "prepare", "runs", "total"}
+    if os.geteuid() == 0:
+        assert details["isolation"] == {"uid": 65534, "dropped_privileges": True, "note": ""}
+
+
+def test_runs_happen_as_the_unprivileged_uid(make_task):
+    task = make_task("import os\n\n\ndef test_uid():\n    assert os.getuid() == 65534\n    assert os.getgid() == 65534\n    assert set(os.getgroups()) <= {65534}\n")
+    details = task.score(rng=random.Random(0))
+    ran = [v for v in details["variants"] if v["status"] != "not_run"]
+    outcomes = {c["outcomes"][v["name"]] for c in details["cases"] for v in ran}
+    assert outcomes == ({"passed"} if os.geteuid() == 0 else {"failed"})
+    assert details["reward"] == 0.0  # it discriminates nothing
+
+
+def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task):
+    gated = make_task(CAP_ONLY).score()
+    assert gated["reward"] == 0.0
+    assert gated["reason"] == "no case that passes on A and A′ fails on B"
+    rfc = make_task(CAP_ONLY, reward_mode="rfc").score()
+    assert rfc["reward"] == pytest.approx(0.5 * 0.5)  # w·cov: the cap line of the two targets
+    assert rfc["reason"] is None
+
+
+def test_partial_coverage_scales_the_reward(make_task):
+    details = make_task(HUNDRED).score()
+    assert (details["b_pass"], details["b_fail"], details["cov"]) == (1.0, 1.0, 0.5)
+    assert details["reward"] == pytest.approx(0.5 + 0.5 * 0.5)
+
+
+def test_parametrized_cases_count_one_by_one(make_task):
+    sub = ("import pytest\n\nfrom shopcalc.pricing import apply_discount\n\n\n"
+           "@pytest.mark.parametrize('pct, expected', [(100, 5), (80, 5), (0, 10)])\n"
+           "def test_cases(pct, expected):\n    assert apply_discount(10, pct) == expected\n")
+    details = make_task(sub).score()
+    assert details["n_cases"] == 3
+    assert [c["id"] for c in details["cases"]] == [
+        "tests.test_r2e_0badc0de::test_cases[100-5]", "tests.test_r2e_0badc0de::test_cases[80-5]",
+        "tests.test_r2e_0badc0de::test_cases[0-10]"]
+    assert details["b_fail"] == pytest.approx(1 / 3)
+    assert details["reward"] == pytest.approx(1 / 3 * 0.75)
+
+
+def test_siblings_average_b_fail(make_task):
+    # B (100% raises) and sibling 2 (cap at a third) fail the test; sibling 1 (0% raises) does not.
+    details = make_task(HUNDRED, siblings=2).score()
+    assert {c["id"]: c["outcomes"] for c in details["cases"]} == {"tests.test_r2e_0badc0de::test_hundred": {
+        "A": "passed", "A_prime": "passed", "B": "failed", "sibling_1": "passed", "sibling_2": "failed"}}
+    assert details["b_fail"] == pytest.approx(2 / 3)
+    assert details["reward"] == pytest.approx(2 / 3 * 0.75)
+    assert [v["diff"] for v in details["variants"]] == [None, "aprime_patch.diff", "broken_patch.diff",
+                                                        "siblings/01.diff", "siblings/02.diff"]
+
+
+def test_timeout_on_b_counts_as_failure_on_b(make_task):
+    sub = ("from shopcalc.pricing import apply_discount\n\n\ndef test_hundred():\n    while True:\n"
+           "        try:\n            result = apply_discount(10, 100)\n            break\n"
+           "        except ValueError:\n            pass\n    assert result == 5\n")
+    details = make_task(sub, run_timeout_sec=4).score()
+    statuses = {v["name"]: v["status"] for v in details["variants"]}
+    assert statuses == {"A": "ok", "A_prime": "ok", "B": "timeout"}
+    assert details["cases"][0]["outcomes"]["B"] == "error"
+    assert details["reward"] == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize(("config", "reason"), [
+    ({"min_new_tests": 3}, "1 test case(s), fewer than min_new_tests=3"),
+    ({"max_test_loc": 5}, "submission has 7 non-blank lines, more than max_test_loc=5"),
+])
+def test_size_gates_zero_the_reward(make_task, kit, config, reason):
+    details = make_task(kit.GOOD_TEST, **config).score()
+    assert (details["reward"], details["reason"]) == (0.0, reason)
+    RewardDetails.model_validate(details)
+
+
+def test_missing_or_odd_submission_earns_zero(make_task, kit):
+    missing = make_task(None)
+    assert missing.score()["reason"] == "missing submission: tests/test_r2e_0badc0de.py"
+    assert reward_on_disk(missing) == 0.0
+    linked = make_task(None)
+    (linked.workspace / kit.SUBMISSION).symlink_to(linked.workspace / "tests" / "test_pricing.py")
+    assert linked.score()["reason"] == "submission tests/test_r2e_0badc0de.py is not a regular file"
+
+
+def test_tampered_workspace_earns_zero(make_task, kit):
+    edited = make_task(kit.GOOD_TEST)
+    (edited.workspace / kit.TARGET).write_text(kit.PRICING.replace("percent > 50", "percent > 60"))
+    details = edited.score()
+    assert (details["reward"], details["reason"]) == (0.0, f"workspace tampered: {kit.TARGET} differs from the manifest")
+    assert details["variants"] == []
+    removed = make_task(kit.GOOD_TEST)
+    (removed.workspace / "src" / "shopcalc" / "__init__.py").unlink()
+    assert removed.score()["reason"] == "workspace tampered: src/shopcalc/__init__.py is missing"
+
+
+def test_files_the_agent_added_never_reach_a_run(make_task, kit):
+    task = make_task(kit.GOOD_TEST)
+    # If any of these were copied, every case would fail (conftest) or every run crash (sitecustomize).
+    (task.workspace / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n    outcome.get_result().outcome = 'failed'\n")
+    (task.workspace / "src" / "sitecustomize.py").write_text("raise SystemExit(3)\n")
+    (task.workspace / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n")
+    details = task.score()
+    assert details["reward"] == 1.0
+    assert details["ignored_workspace_files"] == ["pytest.ini", "src/sitecustomize.py", "tests/conftest.py"]
+    assert details["ignored_workspace_file_count"] == 3
+
+
+def test_stale_and_planted_reward_files_are_replaced(make_task):
+    task = make_task("def test_nothing():\n    pass\n")
+    task.logs_dir.mkdir()
+    (task.logs_dir / "reward.txt").write_text("1.0\n")
+    (task.logs_dir / "reward.json").write_text('{"reward": 1.0}\n')
+    (task.logs_dir / "reward-details.json").mkdir()
+    details = task.score()
+    assert details["reward"] == 0.0
+    assert reward_on_disk(task) == 0.0
+    assert sorted(os.listdir(task.logs_dir)) == ["reward-details.json", "reward.txt"]
+
+
+def test_internal_errors_write_zero_with_the_reason(make_task, kit):
+    bad_config = make_task(kit.GOOD_TEST)
+    raw = json.loads((bad_config.tests_dir / "verifier_config.json").read_text())
+    (bad_config.tests_dir / "verifier_config.json").write_text(json.dumps({**raw, "surprise": 1}))
+    details = bad_config.score()
+    assert details["reward"] == 0.0
+    assert details["reason"] == "internal error: ValueError: config keys differ from the schema: ['surprise']"
+    bad_diff = make_task(kit.GOOD_TEST)
+    diff = (bad_diff.tests_dir / "broken_patch.diff").read_text()
+    (bad_diff.tests_dir / "broken_patch.diff").write_text(diff.replace(" def apply_discount", " def apply_rebate"))
+    details = bad_diff.score()
+    assert details["reason"].startswith("internal error: PatchError: src/shopcalc/pricing.py: hunk #1 does not apply")
+    assert reward_on_disk(bad_diff) == 0.0
+    RewardDetails.model_validate(details)
+
+
+def test_runs_stop_once_the_reward_is_decided(make_task):
+    details = make_task("def test_broken():\n    assert False\n").score(rng=random.Random(3))
+    statuses = {v["name"]: v["status"] for v in details["variants"]}
+    assert "not_run" in statuses.values()
+    assert details["reason"].startswith("no case passes on both A and A′")
+    assert details["reward"] == 0.0
+
+
+def test_falls_back_to_own_uid_when_the_run_uid_cannot_use_the_interpreter(make_task, kit):
+    details = make_task(kit.GOOD_TEST).score(python=sys.executable)
+    assert details["reward"] == 1.0
+    dropped = os.geteuid() == 0 and kit._usable_by_nobody(sys.executable)
+    assert details["isolation"]["dropped_privileges"] is dropped
+    if os.geteuid() == 0 and not dropped:
+        assert details["isolation"]["note"].startswith(f"uid 65534 cannot run {sys.executable}")
