@@ -60,6 +60,10 @@ def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="PEM bundle to trust inside image builds (TLS-intercepting proxies)."),
         click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
                      help="TOML or YAML file with these settings; flags override it."),
+        click.option("--no-validate", "no_validate", is_flag=True, default=None,
+                     help="Skip running each emitted task as Harbor would (oracle 1.0, empty 0.0)."),
+        click.option("--harbor-verifier", type=click.Choice(["separate", "shared"]), default=None,
+                     help="separate (default): grade in a fresh container (Harbor >= 0.13); shared: older form."),
         click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout."),
     ]
     for opt in reversed(opts):
@@ -73,7 +77,14 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
     from repo2rlenv.progress import Reporter
 
     file_values = load_config_file(config_file) if config_file else {}
-    flags["pipeline_opts"] = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
+    opts = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
+    # Convenience flags are pipeline options under another name; an explicit --pipeline-opt wins.
+    if flags.pop("no_validate", None):
+        opts.setdefault("validate_tasks", False)
+    verifier_mode = flags.pop("harbor_verifier", None)
+    if verifier_mode:
+        opts.setdefault("harbor_verifier", verifier_mode)
+    flags["pipeline_opts"] = opts
     config = build_config(file_values, flags)
     reporter = Reporter(quiet=as_json)
     result = run_generate(config, reporter)
@@ -104,6 +115,40 @@ def demo(out: Path, sandbox: str, limit: int, as_json: bool) -> None:
         "pipeline_opt": ("strategy=mutation", f"limit={limit}"),
     }
     _guard(lambda: _run_generate(flags, None, as_json))
+
+
+@main.command()
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--mode", type=click.Choice(["docker", "local"]), default="docker", show_default=True,
+              help="docker: as Harbor runs tasks; local: verifier on the host (process-level isolation).")
+@click.option("--all", "revalidate_all", is_flag=True, help="Also re-run tasks that passed before unchanged.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> None:
+    """Run every task of DATASET as Harbor would: oracle must score 1.0, an empty submission 0.0."""
+
+    def body() -> int:
+        from repo2rlenv.errors import UserError
+        from repo2rlenv.progress import Reporter
+        from repo2rlenv.taskdir import DatasetPaths
+        from repo2rlenv.validate import validate_dataset
+
+        paths = DatasetPaths(dataset)
+        if not paths.tasks.is_dir() or not paths.task_ids():
+            raise UserError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
+        if mode == "docker":
+            from repo2rlenv.sandbox.docker import docker_client
+
+            docker_client()
+        reporter = Reporter(quiet=as_json)
+        results = validate_dataset(dataset, mode=mode, only_changed=not revalidate_all, progress=reporter.info)
+        rows = [[r.task_id, r.oracle.reward, r.empty.reward, r.existing.reward if r.existing else "-",
+                 "ok" if r.ok else "FAIL"] for r in results]
+        reporter.table("validation", ["task", "oracle", "empty", "existing tests", "result"], rows)
+        if as_json:
+            click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
+        return 0 if all(r.ok for r in results) else 1
+
+    _guard(body)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -41,6 +41,11 @@ class RepoSource(BaseModel):
     slug: str = Field(description="`owner__name` used in task ids.")
 
     @property
+    def display_name(self) -> str:
+        """How tasks name the repo: its URL when cloned, else `owner/name` from the slug (never a host path)."""
+        return self.url or self.slug.replace("__", "/")
+
+    @property
     def has_git(self) -> bool:
         return self.kind in ("git", "remote")
 

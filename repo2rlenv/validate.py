@@ -8,16 +8,18 @@ the repo's own tests of the module, submitted as the agent's file, less than 0.5
 
 from __future__ import annotations
 
-import hashlib
 import json
+import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.sandbox.base import Limits
-from repo2rlenv.sandbox.docker import LABEL, DockerSession, docker_client, tree_digest
+from repo2rlenv.digest import tree_digest
+from repo2rlenv.sandbox.docker import LABEL, DockerSession, docker_client
 from repo2rlenv.taskdir import TaskPaths
 
 # History: 1 = first version.
@@ -209,12 +211,45 @@ def validate_task_locally(task: TaskPaths, *, python: str, check_existing: bool 
                             existing=existing, problems=problems)
 
 
+def summarize(result: ValidationResult, *, mode: str, task: TaskPaths):
+    """The manifest's view of a validation."""
+    from repo2rlenv.manifest import ValidationSummary
+
+    return ValidationSummary(
+        ok=result.ok, mode=mode, oracle_reward=result.oracle.reward, empty_reward=result.empty.reward,
+        existing_tests_reward=result.existing.reward if result.existing else None, problems=result.problems,
+        content_key=content_key(task))
+
+
+def validate_dataset(root: Path, *, mode: str, python: str | None = None, only_changed: bool = True,
+                     progress: Callable[[str], None] | None = None) -> list[ValidationResult]:
+    """Validate every task of a dataset, record results, rewrite the manifest."""
+    from repo2rlenv.manifest import load_validation, save_validation, write_manifest
+    from repo2rlenv.taskdir import DatasetPaths
+
+    dataset = DatasetPaths(root)
+    client = docker_client() if mode == "docker" else None
+    results = []
+    for task_id in dataset.task_ids():
+        task = dataset.task(task_id)
+        previous = load_validation(dataset, task_id)
+        if only_changed and previous is not None and previous.ok and previous.content_key == content_key(task) \
+                and previous.mode == mode:
+            if progress:
+                progress(f"{task_id}: unchanged since its last passing validation")
+            continue
+        if mode == "docker":
+            result = validate_task(task, client=client)
+        else:
+            result = validate_task_locally(task, python=python or sys.executable)
+        save_validation(dataset, task_id, summarize(result, mode=mode, task=task))
+        results.append(result)
+        if progress:
+            progress(f"{task_id}: {'ok' if result.ok else 'FAILED: ' + '; '.join(result.problems)}")
+    write_manifest(dataset)
+    return results
+
+
 def content_key(task: TaskPaths) -> str:
     """Hash of a task's files, to skip re-validating unchanged tasks."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in task.root.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(task.root).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
+    return tree_digest(task.root)[:16]

@@ -20,6 +20,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, Mapping
 
+from repo2rlenv.digest import tree_digest
 from repo2rlenv.errors import SandboxError, SandboxUnavailable
 from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
 from repo2rlenv.sandbox.install import InstallPlan, plan_install
@@ -66,15 +67,6 @@ def _tar_context(repo_dir: Path, dockerfile: str, ca_bundle: Path | None) -> byt
         add_bytes("extra-ca.pem", ca_bundle.read_bytes() if ca_bundle else b"")
         tar.add(repo_dir, arcname="repo")
     return buf.getvalue()
-
-
-def tree_digest(root: Path) -> str:
-    """A content hash of a directory tree (paths + bytes), for image tags."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
 
 
 def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
+from repo2rlenv.digest import tree_digest
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
 from repo2rlenv.sandbox.install import InstallPlan, plan_install
@@ -145,8 +146,6 @@ class LocalSandbox:
         self._venv: Path | None = None
 
     def prepare(self, repo_dir: Path) -> None:
-        from repo2rlenv.sandbox.docker import tree_digest
-
         self.plan = plan_install(repo_dir)
         key = hashlib.sha256((tree_digest(repo_dir) + self.python).encode()).hexdigest()[:16]
         home = self.cache_dir / "local-sandboxes" / key

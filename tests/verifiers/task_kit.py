@@ -116,27 +116,32 @@ class Task:
 
 
 def build_task(root: Path, submission: str | None, *, python: str, siblings: int = 0, aprime_level: int = 2,
-               broken: tuple[str, str] = BROKEN, **config: Any) -> Task:
-    """Write workspace, tests dir and logs dir under `root`; `config` overrides VerifierConfig fields."""
+               broken: tuple[str, str] = BROKEN, flat: bool = False, **config: Any) -> Task:
+    """Write workspace, tests dir and logs dir under `root`; `config` overrides VerifierConfig fields.
+
+    `flat`: the package at the repo root (import root "") instead of under src/.
+    """
     workspace, tests_dir, logs_dir = root / "workspace", root / "tests", root / "logs"
-    for rel, text in FILES.items():
+    files = {(rel.removeprefix("src/") if flat else rel): text for rel, text in FILES.items()}
+    target = TARGET.removeprefix("src/") if flat else TARGET
+    for rel, text in files.items():
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text)
     install_verifier(tests_dir)
-    (tests_dir / "broken_patch.diff").write_text(make_diff(TARGET, PRICING, mutate(PRICING, *broken)))
-    (tests_dir / "aprime_patch.diff").write_text(aprime_diff(TARGET, PRICING, aprime_level))
+    (tests_dir / "broken_patch.diff").write_text(make_diff(target, PRICING, mutate(PRICING, *broken)))
+    (tests_dir / "aprime_patch.diff").write_text(aprime_diff(target, PRICING, aprime_level))
     sibling_paths = []
     for k, (old, new) in enumerate(SIBLINGS[:siblings], 1):
         rel = f"siblings/{k:02d}.diff"
         (tests_dir / rel).parent.mkdir(exist_ok=True)
-        (tests_dir / rel).write_text(make_diff(TARGET, PRICING, mutate(PRICING, old, new)))
+        (tests_dir / rel).write_text(make_diff(target, PRICING, mutate(PRICING, old, new)))
         sibling_paths.append(rel)
     (tests_dir / "workspace_manifest.json").write_text(
-        workspace_manifest(workspace, FILES).model_dump_json(indent=2))
+        workspace_manifest(workspace, files).model_dump_json(indent=2))
     fields: dict[str, Any] = dict(
-        submission=SUBMISSION, target_file=TARGET, target_qualname="apply_discount",
+        submission=SUBMISSION, target_file=target, target_qualname="apply_discount",
         function_lines=function_lines(PRICING, "apply_discount"), coverage_targets=[RAISE_LINE, CAP_LINE],
-        baseline_full_coverage=False, import_roots=["src"], min_new_tests=1, max_test_loc=200,
+        baseline_full_coverage=False, import_roots=[""] if flat else ["src"], min_new_tests=1, max_test_loc=200,
         run_timeout_sec=30, memory_mb=1024, variants=VariantDiffs(siblings=sibling_paths))
     fields.update(config)
     VerifierConfig(**fields).write(tests_dir / "verifier_config.json")

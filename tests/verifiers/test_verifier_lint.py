@@ -42,8 +42,8 @@ ALLOWED = {
     "local names that shadow module names": """
         def test_d():
             code, site, trace, git_url = 200, "example.org", [], "https://example.org/x.git"
-            stat = {"mtime": 1}
-            assert code and site and git_url.endswith(".git") and stat
+            stat = {"mtime": 1, "co_name": "ACME", "st_size": 3}
+            assert code and site and git_url.endswith(".git") and stat and "git" != "hg"
     """,
     "docstrings, classes, helpers, bare __file__": """
         import json
@@ -75,6 +75,8 @@ REFUSED = [  # (name, source, rule that must be among the findings, line)
     ("from-import alias", "from inspect import getsource as gs\ngs(len)\n", "source-introspection", 1),
     ("code object", "import m\nm.f.__code__.co_code\n", "source-introspection", 2),
     ("getattr of a code attribute", "import m\ngetattr(m.f, '__code__')\n", "source-introspection", 2),
+    ("getattr of co_code", "import m\ngetattr(m.f.__class__, 'co_code')\n", "source-introspection", 2),
+    ("frame locals by key", "import m\nm.frame_dict['f_locals']\n", "tracing", 2),
     ("computed getattr", "import m\ngetattr(m.f, '__co' + 'de__')\n", "dynamic-code", 2),
     ("dis", "import dis\n", "source-introspection", 1),
     ("module __file__", "import m\nopen(m.__file__).read()\n", "file-read", 2),
@@ -89,7 +91,6 @@ REFUSED = [  # (name, source, rule that must be among the findings, line)
     ("os.exec*", "import os\nos.execv('/bin/ls', ['ls'])\n", "process", 2),
     ("os.fork", "import os\nos.fork()\n", "process", 2),
     ("os._exit", "import os\nos._exit(0)\n", "process", 2),
-    ("git string", "cmd = ['git', 'status']\n", "vcs", 1),
     ("GitPython", "import git\n", "vcs", 1),
     ("os.stat", "import os\nos.stat('x')\n", "file-times", 2),
     ("getmtime", "import os.path\nos.path.getmtime('x')\n", "file-times", 2),
@@ -143,7 +144,7 @@ def test_rule_tables_name_known_rules_only():
               vlint.FORBIDDEN_ATTRS]
     used = {rule for table in tables for rule in table.values()}
     assert used <= set(vlint.RULES)
-    assert set(vlint.RULES) - used == {"syntax", "grader-path", "vcs", "entropy"} - used
+    assert set(vlint.RULES) - used == {"syntax", "grader-path"}
 
 
 def test_findings_are_deduplicated_and_sorted():

@@ -46,6 +46,11 @@ def test_good_discriminating_test_earns_full_reward(make_task, kit):
         assert details["isolation"] == {"uid": 65534, "dropped_privileges": True, "note": ""}
 
 
+def test_flat_layout_with_the_repo_root_as_import_root(make_task, kit):
+    details = make_task(kit.GOOD_TEST, flat=True).score()
+    assert (details["reward"], details["target"]) == (1.0, "shopcalc/pricing.py::apply_discount")
+
+
 def test_runs_happen_as_the_unprivileged_uid(make_task):
     task = make_task("import os\n\n\ndef test_uid():\n    assert os.getuid() == 65534\n    assert os.getgid() == 65534\n    assert set(os.getgroups()) <= {65534}\n")
     details = task.score(rng=random.Random(0))

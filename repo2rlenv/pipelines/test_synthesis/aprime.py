@@ -294,6 +294,21 @@ def make_aprime(source: str, *, level: int = 2) -> str:
     return rewrite(source, level=level)[0]
 
 
+def best_aprime(source: str, *, level: int = 2) -> tuple[int, str]:
+    """(level, text) of the highest level ≤ `level` whose rewrite passes the equivalence check.
+
+    Level 0 (identity) always does. The emitter still lowers the level itself when the repo's suite or
+    the oracle fails on the returned A′ (behaviour a static check cannot see, e.g. code reading its own
+    source).
+    """
+    for candidate in range(level, 0, -1):
+        try:
+            return candidate, make_aprime(source, level=candidate)
+        except APrimeError:
+            continue
+    return 0, source
+
+
 def aprime_diff(path: str, source: str, level: int = 2) -> str:
     """The unified diff A → A′ for the file at `path` (relative to the repo root); '' at level 0."""
     return make_diff(path, source, make_aprime(source, level=level))

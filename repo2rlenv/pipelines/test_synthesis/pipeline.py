@@ -16,6 +16,9 @@ from pydantic import BaseModel
 from repo2rlenv import atomic
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
 from repo2rlenv.errors import ConfigError
+from repo2rlenv.digest import tree_digest
+from repo2rlenv.journal import Journal, journal_key
+from repo2rlenv.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
@@ -46,6 +49,7 @@ class TestSynthesisPipeline:
         rep = ctx.reporter
         result = PipelineResult()
         a_dir = snapshot(ctx.source, ctx.commit, ctx.work_dir / "a")
+        self._a_digest = tree_digest(a_dir)
         rep.stage(f"preparing the {ctx.sandbox.name} sandbox")
         ctx.sandbox.prepare(a_dir)
         plan = ctx.sandbox.plan  # type: ignore[attr-defined]
@@ -71,7 +75,7 @@ class TestSynthesisPipeline:
             gates = GateRunner(runner, baseline, timeout=options.mutant_timeout_sec)
             synth = Synthesizer(SynthesisContext(
                 suite=runner, baseline=baseline, options=options, a_dir=a_dir,
-                tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.url or ctx.source.spec,
+                tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
                 base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options)))
             processed = self._process(ctx, options, gates, synth, candidates, result)
@@ -84,20 +88,37 @@ class TestSynthesisPipeline:
     # --- stages ---------------------------------------------------------------------------------
 
     def _validator(self, ctx: RunContext, options: TestSynthesisOptions) -> Callable[[Path], Any] | None:
+        """Validation as Harbor runs tasks (Docker), or process-level with the local sandbox."""
         if not options.validate_tasks:
             return None
         from repo2rlenv import validate
+        from repo2rlenv.manifest import save_validation
 
-        if ctx.sandbox.name == "docker":
-            return lambda root: validate.validate_task(TaskPaths(root))
-        python = ctx.sandbox.venv_python  # type: ignore[attr-defined]
-        return lambda root: validate.validate_task_locally(TaskPaths(root), python=python)
+        dataset = DatasetPaths(ctx.out_dir)
+        docker = ctx.sandbox.name == "docker"
+        python = None if docker else ctx.sandbox.venv_python  # type: ignore[attr-defined]
+
+        def run(root: Path) -> validate.ValidationResult:
+            task = TaskPaths(root)
+            result = validate.validate_task(task) if docker else validate.validate_task_locally(task, python=python)
+            if result.ok:
+                save_validation(dataset, task.root.name,
+                                validate.summarize(result, mode="docker" if docker else "local", task=task))
+            return result
+
+        return run
 
     def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: GateRunner, synth: Synthesizer,
                  candidates: list[Candidate], result: PipelineResult) -> list[Candidate]:
         per_function: Counter[str] = Counter()
         done: list[Candidate] = []
-        existing = set(DatasetPaths(ctx.out_dir).task_ids())
+        dataset = DatasetPaths(ctx.out_dir)
+        existing = set(dataset.task_ids())
+        state_key = journal_key(ctx.source.slug, ctx.commit, self._a_digest,
+                                options.model_dump(exclude={"limit", "validate_tasks"}))
+        journal: Journal[Candidate] = Journal(dataset.root / ".r2e-state" / f"{state_key}.jsonl", Candidate,
+                                              "candidate_id")
+        decided = journal.load()
         with ctx.reporter.progress(f"candidates (up to {options.limit} tasks)", total=len(candidates)) as tick:
             for cand in candidates:
                 key = f"{cand.function.path}::{cand.function.qualname}"
@@ -107,15 +128,22 @@ class TestSynthesisPipeline:
                     tick(f"{cand.function.qualname}: enough from this function")
                     continue
                 task_id = task_id_for(ctx.source.slug, ctx.commit, cand)
-                done.append(cand)
-                if task_id in existing:
-                    # A rerun after a kill: the task was published completely before; keep it.
-                    cand.status, cand.task_id = "emitted", task_id
-                    result.emitted.append(task_id)
-                    per_function[key] += 1
+                prev = decided.get(cand.candidate_id)
+                if task_id in existing or (prev is not None and prev.status == "dropped"):
+                    # A rerun: this candidate was decided before (its task published completely, or
+                    # dropped for a recorded reason); reuse the decision instead of redoing the work.
+                    cand = prev if prev is not None else cand
+                    done.append(cand)
                     result.stages["resumed"] += 1
-                    tick(f"{task_id}: already emitted")
+                    if task_id in existing:
+                        cand.status, cand.task_id = "emitted", task_id
+                        result.emitted.append(task_id)
+                        per_function[key] += 1
+                    else:
+                        result.skip_reasons[cand.skip_reason or "unknown"] += 1
+                    tick(f"{cand.function.qualname}: decided in an earlier run")
                     continue
+                done.append(cand)
                 gates.check(cand)
                 if cand.status == "kept" and cand.killed and options.require_surviving:
                     cand.drop(SkipReason.killed)
@@ -129,6 +157,7 @@ class TestSynthesisPipeline:
                         per_function[key] += 1
                 if cand.status == "dropped":
                     result.skip_reasons[cand.skip_reason or "unknown"] += 1
+                journal.append(cand)
                 tick(f"{cand.function.qualname} {cand.operator}: {cand.status}")
         return done
 
@@ -141,6 +170,7 @@ class TestSynthesisPipeline:
         atomic.write_lines(out / "candidates.jsonl", (c.model_dump_json() for c in cands))
         atomic.write_text(out / "baseline.json", baseline.model_dump_json(indent=1))
         atomic.write_text(out / "summary.json", json.dumps(result.to_json(), indent=2, sort_keys=True))
+        write_manifest(DatasetPaths(out))
 
     # --- reporting ------------------------------------------------------------------------------
 

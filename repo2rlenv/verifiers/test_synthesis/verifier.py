@@ -267,22 +267,21 @@ def publish(logs_dir: Path, details: dict[str, Any]) -> None:
 
 # =========================================================================== grading
 
-def _hide(paths: list[Path]) -> dict[Path, int]:
+def _hide(paths: list[Path], details: dict[str, Any]) -> dict[Path, int]:
     """chmod 0700 the workspace and the tests dir so the run uid can read neither A's other copy nor B."""
     modes = {}
     for path in paths:
-        if path.is_dir():
-            modes[path] = os.stat(path).st_mode & 0o7777
+        try:
+            mode = os.stat(path).st_mode & 0o7777
             os.chmod(path, 0o700)
+            modes[path] = mode
+        except OSError as exc:  # e.g. a read-only mount: grade anyway, and say so
+            details["isolation"]["note"] += f"; could not hide {path}: {exc.strerror}"
     return modes
 
 
-def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_path: Path,
-           python: str, run_lint: bool, rng: random.Random) -> None:
-    clock = time.monotonic()
-    cfg = read_config(config_path)
-    details.update(reward_mode=cfg.reward_mode, coverage_weight=cfg.coverage_weight, submission=cfg.submission,
-                   target=f"{cfg.target_file}::{cfg.target_qualname}")
+def _checked_submission(details: dict[str, Any], cfg: Config, workspace: Path, run_lint: bool) -> bytes:
+    """The submission's bytes, once it exists, is UTF-8, short enough and lint-clean (else ZeroReward)."""
     raw = vws.read_submission(workspace, cfg.submission)
     if raw is None:
         raise ZeroReward(f"missing submission: {cfg.submission}")
@@ -299,8 +298,31 @@ def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_pat
         if findings:
             first = findings[0]
             raise ZeroReward(f"lint: {len(findings)} finding(s); first at line {first.line}: {first.message}")
-    details["timings"]["lint"] = round(time.monotonic() - clock, 3)
+    return raw
 
+
+def _isolation(details: dict[str, Any], runner: vrun.Runner, python: str) -> None:
+    """Drop the runs to uid 65534 when we are root and that uid can use the interpreter."""
+    details["isolation"] = {"uid": os.getuid(), "dropped_privileges": False, "note": "verifier is not root"}
+    if os.geteuid() != 0:
+        return
+    runner.owner = (vrun.NOBODY, vrun.NOBODY)
+    problem = runner.probe()
+    if problem is None:
+        details["isolation"] = {"uid": vrun.NOBODY, "dropped_privileges": True, "note": ""}
+    else:
+        runner.owner = None
+        details["isolation"]["note"] = f"uid {vrun.NOBODY} cannot run {python}: {problem}"
+
+
+def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_path: Path,
+           python: str, run_lint: bool, rng: random.Random) -> None:
+    clock = time.monotonic()
+    cfg = read_config(config_path)
+    details.update(reward_mode=cfg.reward_mode, coverage_weight=cfg.coverage_weight, submission=cfg.submission,
+                   target=f"{cfg.target_file}::{cfg.target_qualname}")
+    raw = _checked_submission(details, cfg, workspace, run_lint)
+    details["timings"]["lint"] = round(time.monotonic() - clock, 3)
     manifest = vws.read_manifest(tests_dir / cfg.manifest)
     if cfg.target_file not in manifest:
         raise ValueError(f"target_file {cfg.target_file} is not in the manifest")
@@ -317,45 +339,46 @@ def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_pat
         diffs.update({f"sibling_{i}": s for i, s in enumerate(cfg.variants.siblings, 1)})
         overrides = {name: ({} if d is None else vws.variant_files(
             layout.stage, vws.safe_join(tests_dir, d).read_text(encoding="utf-8"))) for name, d in diffs.items()}
-        rewrite = sorted({p for o in overrides.values() for p in o})
-        owner = (vrun.NOBODY, vrun.NOBODY) if os.geteuid() == 0 else None
         runner = vrun.Runner(layout, python, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb), list(cfg.import_roots),
-                             cfg.submission, cfg.target_file, owner)
+                             cfg.submission, cfg.target_file, owner=None)
         runner.write_boot(hidden)
-        details["isolation"] = {"uid": os.getuid(), "dropped_privileges": False, "note": "verifier is not root"}
-        if owner is not None:
-            problem = runner.probe()
-            if problem is None:
-                details["isolation"] = {"uid": owner[0], "dropped_privileges": True, "note": ""}
-            else:
-                runner.owner = None
-                details["isolation"]["note"] = f"uid {owner[0]} cannot run {python}: {problem}"
+        _isolation(details, runner, python)
         details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
-
-        b_names = [n for n in diffs if n not in (A, A_PRIME)]
         order = list(diffs)
         rng.shuffle(order)
-        results: dict[str, vrun.RunResult] = {n: vrun.RunResult(n, vrun.Status.not_run) for n in diffs}
-        modes: dict[Path, int] = {}
-        try:
-            if runner.owner is not None:
-                runner.tmp_snapshot = vrun.shared_tmp_snapshot(runner.owner[0])
-                modes = _hide(hidden)
-            for name in order:
-                if product_is_zero(results, b_names) and (cfg.reward_mode == "gated" or name != A):
-                    continue
-                vws.build_copy(layout.stage, layout.ws, overrides=overrides[name], rewrite=rewrite,
-                               submission=(cfg.submission, raw), owner=runner.owner)
-                results[name] = runner.run(name, coverage=(name == A))
-        finally:
-            for path, mode in modes.items():
-                os.chmod(path, mode)
+        results = _run_variants(details, cfg, runner, overrides, order, raw, hidden)
+    b_names = [n for n in diffs if n not in (A, A_PRIME)]
     details["variants"] = [{"name": n, "diff": diffs[n], "order": order.index(n), "status": results[n].status.value,
                             "seconds": results[n].seconds, "returncode": results[n].returncode,
                             "n_cases": len(results[n].cases), "leftover_processes": results[n].leftover_processes,
                             "output_tail": results[n].output_tail} for n in diffs]
     details["timings"]["runs"] = {n: results[n].seconds for n in order}
     details.update(compute_reward(cfg, results, b_names))
+
+
+def _run_variants(details: dict[str, Any], cfg: Config, runner: vrun.Runner,
+                  overrides: dict[str, dict[str, bytes | None]], order: list[str], submission: bytes,
+                  hidden: list[Path]) -> dict[str, vrun.RunResult]:
+    """Build each variant's copy at the one shared path and run the submission on it, in `order`, skipping
+    runs once b_pass·b_fail is known to be 0 (in rfc mode A still runs: it measures coverage)."""
+    b_names = [n for n in order if n not in (A, A_PRIME)]
+    rewrite = sorted({p for o in overrides.values() for p in o})
+    results = {n: vrun.RunResult(n, vrun.Status.not_run) for n in order}
+    modes: dict[Path, int] = {}
+    try:
+        if runner.owner is not None:
+            runner.tmp_snapshot = vrun.shared_tmp_snapshot(runner.owner[0])
+            modes = _hide(hidden, details)
+        for name in order:
+            if product_is_zero(results, b_names) and (cfg.reward_mode == "gated" or name != A):
+                continue
+            vws.build_copy(runner.layout.stage, runner.layout.ws, overrides=overrides[name], rewrite=rewrite,
+                           submission=(cfg.submission, submission), owner=runner.owner)
+            results[name] = runner.run(name, coverage=(name == A))
+    finally:
+        for path, mode in modes.items():
+            os.chmod(path, mode)
+    return results
 
 
 def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | None = None,

@@ -238,14 +238,20 @@ class _Linter(ast.NodeVisitor):
         if not isinstance(node.value, str):
             return
         text = node.value
-        if text in FORBIDDEN_ATTRS:
+        if text in FORBIDDEN_ATTRS and (text.startswith("__") or self.names_an_attribute(node)):
             self.flag(node, FORBIDDEN_ATTRS[text], repr(text))
         if any(text == p or text.startswith(p + "/") for p in GRADER_PATHS):
             self.flag(node, "grader-path", repr(text[:60]))
         if "site-packages" in text or "dist-packages" in text:
             self.flag(node, "file-read", repr(text[:60]))
-        if text == "git" or text.startswith("git ") or text.endswith("/.git") or "/.git/" in text:
-            self.flag(node, "vcs", repr(text[:60]))
+
+    def names_an_attribute(self, node: ast.Constant) -> bool:
+        """Whether a string is used as an attribute or key name: getattr(x, "f_locals"), vars(x)["co_code"]."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Subscript):
+            return True
+        return (isinstance(parent, ast.Call) and len(parent.args) > 1 and parent.args[1] is node
+                and isinstance(parent.func, ast.Name) and parent.func.id in ("getattr", "setattr", "delattr", "hasattr"))
 
     # ---- calls
     def visit_Call(self, node: ast.Call) -> None:

@@ -16,8 +16,8 @@ Stdlib only (coverage is imported lazily, to read its data file): copied verbati
 from __future__ import annotations
 
 import os
-import shutil
 import signal
+import stat
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+try:
+    from . import verifier_workspace as vws
+except ImportError:  # run as a script from /tests: the modules are plain siblings
+    import verifier_workspace as vws  # type: ignore[no-redef]
+
 MAX_JUNIT_BYTES = 32 * 1024 * 1024
+MAX_COVERAGE_BYTES = 64 * 1024 * 1024
 NOBODY = 65534
 # World-writable places a test (as the run uid) could leave a marker for a later run.
 SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -165,13 +171,28 @@ class Layout:
 
 # --------------------------------------------------------------------------- results
 
+def read_run_file(path: Path, limit: int) -> bytes | None:
+    """Bytes of a file the run uid wrote, or None unless it is a regular file (not a symlink, FIFO or
+    device, which could make the root verifier hang or read elsewhere) of at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        return fh.read(limit + 1)[:limit]
+
+
 def parse_junit(path: Path) -> tuple[dict[str, Outcome], bool] | None:
     """(outcome per node id, whether collection failed) from pytest's JUnit XML; None if unusable."""
+    data = read_run_file(path, MAX_JUNIT_BYTES)
     try:
-        if path.stat().st_size > MAX_JUNIT_BYTES:
-            return None
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+        root = ET.fromstring(data) if data else None
+    except ET.ParseError:
+        root = None
+    if root is None:
         return None
     cases: dict[str, Outcome] = {}
     collection_failed = False
@@ -191,18 +212,24 @@ def parse_junit(path: Path) -> tuple[dict[str, Outcome], bool] | None:
     return cases, collection_failed
 
 
-def covered_lines(data_file: Path, target: Path) -> list[int]:
-    """Lines of `target` that coverage.py recorded in `data_file` (empty when nothing was recorded)."""
-    if not data_file.exists():
+def covered_lines(data_file: Path, target: Path, scratch: Path) -> list[int]:
+    """Lines of `target` that coverage.py recorded in `data_file` (empty when nothing was recorded).
+
+    The file is copied into root-only `scratch` first: SQLite opened on a planted symlink could write there.
+    """
+    data = read_run_file(data_file, MAX_COVERAGE_BYTES)
+    if not data:
         return []
+    copy = scratch / "coverage.sqlite"
+    copy.write_bytes(data)
     from coverage import CoverageData  # lazy: only the A run needs it
 
-    data = CoverageData(basename=str(data_file))
-    data.read()
+    recorded = CoverageData(basename=str(copy))
+    recorded.read()
     wanted = os.path.realpath(target)
-    for measured in data.measured_files():
+    for measured in recorded.measured_files():
         if os.path.realpath(measured) == wanted:
-            return sorted(data.lines(measured) or [])
+            return sorted(recorded.lines(measured) or [])
     return []
 
 
@@ -286,10 +313,7 @@ def clean_shared_tmp(uid: int, before: dict[str, set[str]]) -> list[str]:
             try:
                 if entry.name in keep or entry.stat(follow_symlinks=False).st_uid != uid:
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    os.unlink(entry.path)
+                vws.remove_tree(Path(entry.path))
                 removed.append(entry.path)
             except OSError:
                 continue
@@ -297,7 +321,7 @@ def clean_shared_tmp(uid: int, before: dict[str, set[str]]) -> list[str]:
 
 
 def _fresh_dir(path: Path, owner: tuple[int, int] | None) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+    vws.remove_tree(path)
     path.mkdir(mode=0o700)
     if owner is not None:
         os.chown(path, *owner)
@@ -413,6 +437,7 @@ class Runner:
             "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={self.layout.ws}",
             "-o", "python_files=test_*.py *_test.py", "-o", "python_classes=Test",
             "-o", "python_functions=test", "-o", "junit_family=xunit2", "-o", "junit_logging=no",
+            "-o", "required_plugins=",  # plugins are never autoloaded here: a requirement would abort every run
         ]
         if coverage:
             argv = [self.python, "-m", "coverage", "run", f"--rcfile={self.layout.boot / 'coveragerc'}",
@@ -436,7 +461,8 @@ class Runner:
                 result.status = Status.collection_error
         if coverage and not timed_out:
             try:
-                result.covered = covered_lines(self.layout.out / ".coverage", self.layout.ws / self.target_file)
+                result.covered = covered_lines(self.layout.out / ".coverage", self.layout.ws / self.target_file,
+                                               self.layout.logs)
             except Exception:  # a corrupt data file (the run uid could write it) just means nothing covered
                 result.covered = []
         return result

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 from pathlib import Path
 
 try:
@@ -114,6 +115,24 @@ def ignored_files(workspace: Path, manifest: dict[str, str], submission: str, li
     return found, count
 
 
+def remove_tree(path: Path) -> None:
+    """Delete a tree a test run may have left unreadable (chmod 000 dirs): restore access as needed."""
+    def retry(func, failed, _exc) -> None:  # type: ignore[no-untyped-def]
+        for target in {os.path.dirname(failed), failed}:
+            try:
+                os.chmod(target, 0o700)
+            except OSError:
+                pass
+        func(failed)
+
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    elif sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
+
+
 def decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
@@ -145,8 +164,7 @@ def build_copy(stage: Path, dest: Path, *, overrides: dict[str, bytes | None], r
     `rewrite` lists every path any variant touches: those are rewritten in every copy (with this variant's
     content, or A's), so all copies are produced by the same sequence of writes.
     """
-    if dest.exists():
-        shutil.rmtree(dest)
+    remove_tree(dest)
     shutil.copytree(stage, dest, copy_function=shutil.copy)
     for rel in rewrite:
         target = dest / rel

@@ -18,7 +18,8 @@ from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repo2rlenv.pipelines.test_synthesis.oracle.perturb import candidate_calls, source_literals
+from repo2rlenv.pipelines.test_synthesis.oracle.grids import source_literals
+from repo2rlenv.pipelines.test_synthesis.oracle.perturb import candidate_calls
 from repo2rlenv.pipelines.test_synthesis.oracle.records import (
     CallSpec,
     CheckReport,
@@ -99,6 +100,16 @@ class DifferentialResult(BaseModel):
     n_tests: int = Field(0, description="Test functions in `test_source`.")
 
 
+class Limits(BaseModel):
+    """Time limits of replays (the runner's own wall clock is the outer bound)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    call_timeout: float = Field(2.0, gt=0, description="Seconds one replayed call may run.")
+    # Past this, the remaining calls of one replay are skipped rather than run.
+    replay_timeout: float = Field(120.0, gt=0, description="Seconds one replay of many calls may run.")
+
+
 class ProbeFailed(Exception):
     """The probe could not do its job (import error of the target, unreadable output)."""
 
@@ -141,16 +152,6 @@ class _Probe:
 
     def check(self, variant: Variant, test_path: str, source: str) -> CheckReport:
         return self._run(variant, "check", {"test_path": test_path, "source": source}, CheckReport)
-
-
-class Limits(BaseModel):
-    """Time limits of replays (the runner's own wall clock is the outer bound)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    call_timeout: float = Field(2.0, gt=0, description="Seconds one replayed call may run.")
-    # Past this, the remaining calls of one replay are skipped rather than run.
-    replay_timeout: float = Field(120.0, gt=0, description="Seconds one replay of many calls may run.")
 
 
 class _Candidate(BaseModel):

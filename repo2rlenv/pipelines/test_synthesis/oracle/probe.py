@@ -466,6 +466,7 @@ class Harvester:
         self.qualname = spec["qualname"]
         self.name = self.qualname.rsplit(".", 1)[-1]
         self.target_real = os.path.realpath(spec["target_file"])
+        self.def_lines = def_lines(self.target_real, self.qualname)
         parts = self.module.split(".")
         self.suffixes = (os.sep.join(parts) + ".py", os.sep.join(parts + ["__init__.py"]))
         self.package = parts[0]
@@ -485,6 +486,8 @@ class Harvester:
             return ""
         if getattr(code, "co_qualname", self.qualname) != self.qualname:
             return ""
+        if not hasattr(code, "co_qualname") and self.def_lines and code.co_firstlineno not in self.def_lines:
+            return ""  # before 3.11: a same-named function elsewhere in the file
         path = code.co_filename
         if os.path.realpath(path) == self.target_real or path.endswith(self.suffixes):
             return "target"
@@ -566,6 +569,24 @@ class Harvester:
             n = code.co_argcount + code.co_kwonlyargcount
             types = {name: type_name(frame.f_locals[name]) for name in code.co_varnames[:n] if name in frame.f_locals}
             self.calls[key] = {"call": call, "types": types}
+
+
+def def_lines(path, qualname):
+    """Lines a code object of ``qualname`` in ``path`` may start at (its def, or its first decorator)."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            nodes = ast.parse(fh.read()).body
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    node = None
+    for part in qualname.split("."):
+        node = next((n for n in nodes if getattr(n, "name", None) == part), None)
+        if node is None:
+            return set()
+        nodes = getattr(node, "body", [])
+    return {node.lineno} | {d.lineno for d in getattr(node, "decorator_list", [])[:1]}
 
 
 def first_resume(code):

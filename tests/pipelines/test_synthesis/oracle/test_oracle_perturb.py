@@ -1,30 +1,19 @@
-"""Perturbation and generation of inputs: boundary literals, one-value changes, annotation grids, budgets."""
+"""Perturbed and generated calls: one-value changes of recorded calls, receivers, budgets, annotation grids."""
 
 from __future__ import annotations
 
-import pytest
-
+from repo2rlenv.pipelines.test_synthesis.oracle.grids import Literals
 from repo2rlenv.pipelines.test_synthesis.oracle.perturb import (
-    Literals,
-    annotation_grid,
     candidate_calls,
     generated_calls,
     perturbations,
-    source_literals,
     take_budget,
 )
 from repo2rlenv.pipelines.test_synthesis.oracle.records import CallSpec, ParamInfo, TargetInfo
 from repo2rlenv.pipelines.test_synthesis.oracle.values import Imports, Value, ValueKind, float_value, render
 
-SOURCE = '''
-    def grade(score: int, bonus: float = 0.0, label: str = "pass", cap: Optional[int] = None) -> str:
-        """Docstring numbers such as 99 are not boundaries."""
-        if cap is not None and score > cap:
-            return "capped"
-        if score + bonus >= 50 and label != "audit":
-            return "ok"
-        return -1 if score < 0.5 else False
-'''
+# The constants of a function such as `if score + bonus >= 50 and label != "audit": ... return -1 if score < 0.5`.
+LITS = Literals(ints=[50, -1], floats=[0.5], strs=["capped", "audit", "ok"])
 
 TARGET = TargetInfo(
     kind="function",
@@ -48,26 +37,8 @@ def shown(call: CallSpec) -> str:
     return f"{receiver}f({', '.join(args)})"
 
 
-def test_source_literals_skip_docstrings_and_booleans():
-    lits = source_literals(SOURCE)
-    assert lits.ints == [50, -1]
-    assert lits.floats == [0.5]
-    assert lits.strs == ["capped", "audit", "ok"]
-
-
-def test_source_literals_pick_the_named_function_and_add_constants():
-    module = "LIMIT = 7\n\ndef first(x):\n    return x > 1\n\ndef second(x):\n    return x > LIMIT + 2.5\n"
-    assert source_literals(module).ints == [1]
-    lits = source_literals(module, "second", [Value(t="int", v=7), Value(t="str", v="eu"), float_value(2.5)])
-    assert (lits.ints, lits.floats, lits.strs) == ([7], [2.5], ["eu"])
-
-
-def test_source_literals_of_unparsable_source_are_empty():
-    assert source_literals("def broken(:\n") == Literals()
-
-
 def test_perturbations_try_boundaries_first_then_small_changes():
-    tiers = perturbations([CallSpec(args=ints(70))], TARGET, source_literals(SOURCE))
+    tiers = perturbations([CallSpec(args=ints(70))], TARGET, LITS)
     first = [shown(c) for c in tiers[0]]
     assert first[:6] == ["f(49)", "f(50)", "f(51)", "f(-2)", "f(-1)", "f(0)"]
     assert "f(70, label='audit')" in first
@@ -121,7 +92,7 @@ def test_receiver_constructor_arguments_are_perturbed_including_left_out_default
 
 def test_budget_is_respected_and_sampling_is_seeded():
     calls = [CallSpec(args=ints(n)) for n in range(40, 60)]
-    tiers = perturbations(calls, TARGET, source_literals(SOURCE))
+    tiers = perturbations(calls, TARGET, LITS)
     budget = len(tiers[0]) + 5
     assert len(tiers[1]) > 5
     picked = take_budget(tiers, budget, seed=1)
@@ -132,33 +103,14 @@ def test_budget_is_respected_and_sampling_is_seeded():
     assert len(candidate_calls(calls, TARGET, "m", Literals(), budget=7, seed=0)) == 7
 
 
-@pytest.mark.parametrize(
-    ("annotation", "expected"),
-    [
-        ("int", ["0", "1", "-1", "2", "49", "50", "51"]),
-        ("Optional[str]", ["''", "None", "'a'", "'abc'", "'x'"]),
-        ("int | None", ["0", "None", "1", "-1", "2", "49", "50", "51"]),
-        ("list[int]", ["[]", "[0]", "[0, 1, -1]", "[-1, 1, 0]"]),
-        ("tuple[bool, ...]", ["()", "(False,)", "(False, True)"]),
-        ("dict[str, float]", ["{}", "{'': 0.0}"]),
-        ("'bool'", ["False", "True"]),
-        ("SomeClass", []),
-        (None, []),
-    ],
-)
-def test_annotation_grids(annotation, expected):
-    lits = Literals(ints=[50], strs=["x"])
-    assert [render(v, Imports()) for v in annotation_grid(annotation, lits)] == expected
-
-
 def test_generated_calls_cover_each_parameter_and_are_deterministic():
-    calls = generated_calls(TARGET, "m", source_literals(SOURCE), budget=40, seed=0)
+    calls = generated_calls(TARGET, "m", LITS, budget=40, seed=0)
     shown_calls = [shown(c) for c in calls]
     assert len(shown_calls) == 40 == len(set(shown_calls))
     assert shown_calls[0] == "f(0)"  # defaults are left out
     assert {"f(50)", "f(0, label='audit')", "f(0, bonus=0.5)", "f(0, cap=50)"} <= set(shown_calls)
     assert "f(0, cap=None)" not in shown_calls  # the default is not spelled out
-    assert shown_calls == [shown(c) for c in generated_calls(TARGET, "m", source_literals(SOURCE), budget=40, seed=0)]
+    assert shown_calls == [shown(c) for c in generated_calls(TARGET, "m", LITS, budget=40, seed=0)]
 
 
 def test_generated_calls_build_receivers_from_the_constructor_signature():

@@ -66,6 +66,11 @@ SHOP = {
             return x + 1
 
 
+        class Bag:
+            def add(self, sku):
+                return sku
+
+
         def count_up(n):
             for i in range(n):
                 yield i
@@ -108,7 +113,7 @@ SHOP = {
     "tests/test_model.py": '''
         import asyncio
 
-        from shop.model import Cart, Item, Size, apply, count_up, later, price_of, ship
+        from shop.model import Bag, Cart, Item, Size, apply, count_up, later, price_of, ship
 
 
         def test_price():
@@ -124,6 +129,7 @@ SHOP = {
             assert cart.add("y", qty=3) == 2
             assert Cart.of("bob").add("z") == 1
             assert Cart.tax(10.0) == 2.0
+            assert Bag().add("not a cart") == "not a cart"
 
 
         def test_unrecreatable():
