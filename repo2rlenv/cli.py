@@ -151,5 +151,16 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
     _guard(body)
 
 
+def _register_commands() -> None:
+    # Command groups that live with their feature; importing them loads no heavy library.
+    from repo2rlenv.hub.cli_commands import COMMANDS as HUB_COMMANDS
+
+    for command in HUB_COMMANDS:
+        main.add_command(command)
+
+
+_register_commands()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -9,7 +9,7 @@ import pytest
 
 from repo2rlenv.verifiers.test_synthesis import verifier as v
 from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
-from repo2rlenv.verifiers.test_synthesis.verifier_run import Outcome, RunResult, Status
+from repo2rlenv.verifiers.test_synthesis.verifier_results import Outcome, RunResult, Status
 
 P, F, E, S = Outcome.passed, Outcome.failed, Outcome.error, Outcome.skipped
 

@@ -24,7 +24,10 @@ def test_shipped_modules_need_only_stdlib_pytest_and_coverage(name):
         if isinstance(node, ast.Import):
             tops = {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            tops = {alias.name for alias in node.names} if node.level else {(node.module or "").split(".")[0]}
+            if node.level:  # `from . import sibling` or `from .sibling import name`
+                tops = {node.module} if node.module else {alias.name for alias in node.names}
+            else:
+                tops = {(node.module or "").split(".")[0]}
         else:
             continue
         assert tops <= allowed, f"{name}:{node.lineno} imports {tops - allowed}"

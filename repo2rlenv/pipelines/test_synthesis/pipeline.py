@@ -72,13 +72,17 @@ class TestSynthesisPipeline:
             result.stages["functions"] = len(functions)
             result.stages["candidates"] = len(candidates)
             self._report_functions(ctx, baseline, functions)
+            client, ledger = self._llm(ctx, options)
             gates = GateRunner(runner, baseline, timeout=options.mutant_timeout_sec)
             synth = Synthesizer(SynthesisContext(
                 suite=runner, baseline=baseline, options=options, a_dir=a_dir,
                 tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
-                base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options)))
+                base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options),
+                llm_client=client))
             processed = self._process(ctx, options, gates, synth, candidates, result)
+            if ledger is not None:
+                result.details["llm"] = ledger.totals().model_dump(mode="json")
             self._write_outputs(ctx, baseline, processed, result)
         finally:
             session.close()
@@ -86,6 +90,19 @@ class TestSynthesisPipeline:
         return result
 
     # --- stages ---------------------------------------------------------------------------------
+
+    def _llm(self, ctx: RunContext, options: TestSynthesisOptions) -> tuple[Any, Any]:
+        """The model client and its ledger, or (None, None) when no model is configured or needed."""
+        if not ctx.config.llm or options.oracle == "differential":
+            if options.oracle == "llm":
+                raise ConfigError("pipeline option 'oracle': 'llm' needs --llm provider/model")
+            return None, None
+        from repo2rlenv.llm import Ledger, LLMClient, Prices
+
+        ledger = Ledger(ctx.out_dir / "llm-ledger.jsonl")
+        client = LLMClient(ctx.config.llm, base_url=ctx.config.llm_base_url, ledger=ledger,
+                           max_spend_usd=ctx.config.max_spend_usd, prices=Prices.load([ctx.config.llm]))
+        return client, ledger
 
     def _validator(self, ctx: RunContext, options: TestSynthesisOptions) -> Callable[[Path], Any] | None:
         """Validation as Harbor runs tasks (Docker), or process-level with the local sandbox."""

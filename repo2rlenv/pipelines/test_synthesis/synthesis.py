@@ -39,6 +39,7 @@ class SynthesisContext:
     base_image: str
     install: InstallPlan
     validator: Callable[[Path], Any] | None
+    llm_client: Any = None  # a repo2rlenv.llm ChatClient when --llm is given
 
 
 def tests_dir(baseline: BaselineReport) -> str:
@@ -88,22 +89,49 @@ class Synthesizer:
                 return level, unified_diff(path, source, rewritten)
         return None
 
+    def oracle_kind(self) -> str:
+        """`auto` means differential without a model and hybrid with one (issue 5)."""
+        kind = self.ctx.options.oracle
+        if kind == "auto":
+            return "hybrid" if self.ctx.llm_client is not None else "differential"
+        return kind
+
+    def _oracle(self, cand: Candidate, test_path: str) -> tuple[str, str, int, str | None] | None:
+        """(oracle source, kind that found it, model attempts, model) or None with `cand` dropped."""
+        from repo2rlenv.pipelines.test_synthesis.oracle_llm import (
+            context_for_candidate,
+            synthesize_hybrid,
+            synthesize_llm,
+        )
+
+        ctx, opts = self.ctx, self.ctx.options
+        runner = VariantRunner(ctx.suite, cand.files_b, timeout=opts.mutant_timeout_sec * 4)
+        context = context_for_candidate(cand, ctx.a_dir, test_path, opts)
+        kind = self.oracle_kind()
+        if kind == "llm":
+            llm = synthesize_llm(client=ctx.llm_client, runner=runner, context=context,
+                                 max_attempts=opts.max_attempts)
+            if not llm.found or not llm.test_source:
+                cand.drop(llm.reason or SkipReason.no_oracle, llm.detail or "")
+                return None
+            return llm.test_source, "llm", len(llm.attempts), llm.model
+        both = synthesize_hybrid(client=ctx.llm_client if kind == "hybrid" else None, runner=runner,
+                                 context=context, covering_tests=cand.covering_tests,
+                                 max_attempts=opts.max_attempts, seed=opts.seed)
+        if not both.found or not both.test_source:
+            cand.drop(both.reason or SkipReason.no_oracle, both.detail or "")
+            return None
+        return both.test_source, both.kind.value if both.kind else kind, max(1, both.attempts), both.synthesis_llm
+
     def synthesize(self, cand: Candidate) -> str | None:
         """Make and publish the task for `cand`; returns its id, or None with `cand` dropped."""
         ctx, opts, func = self.ctx, self.ctx.options, cand.function
         hash8 = task_hash(ctx.repo_slug, ctx.ref, cand)
         test_path = f"{self.test_dir}/test_r2e_{hash8}.py" if self.test_dir else f"test_r2e_{hash8}.py"
-        from repo2rlenv.pipelines.test_synthesis.oracle.differential import synthesize_differential
-
-        result = synthesize_differential(
-            runner=VariantRunner(ctx.suite, cand.files_b, timeout=opts.mutant_timeout_sec * 4),
-            target_file=func.path, module=func.module, qualname=func.qualname,
-            function_source_a=_function_source(ctx.a_dir, cand), covering_tests=cand.covering_tests,
-            max_tests=opts.max_oracle_tests, seed=opts.seed, test_path=test_path, max_loc=opts.max_test_loc)
-        if not result.found or not result.test_source:
-            cand.drop(result.reason or SkipReason.no_oracle, result.detail or "")
+        oracle_run = self._oracle(cand, test_path)
+        if oracle_run is None:
             return None
-        oracle = result.test_source
+        oracle, oracle_kind, attempts, model = oracle_run
         # Which of the function's lines the oracle runs on A: the coverage term's reachable targets.
         run = self._run_tests({test_path: oracle}, [test_path], coverage=True)
         if run.not_passed() or not run.results or run.coverage is None:
@@ -129,7 +157,8 @@ class Synthesizer:
         spec = TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
-            oracle_source=oracle, oracle_kind="differential", aprime_diff=aprime_diff, aprime_level=level,
+            oracle_source=oracle, oracle_kind=oracle_kind, oracle_attempts=attempts, synthesis_llm=model,
+            aprime_diff=aprime_diff, aprime_level=level,
             verifier_config=config.model_dump(mode="json"), base_image=ctx.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand),
         )

@@ -16,7 +16,8 @@ Fewer than `min_new_tests` cases, more than `max_test_loc` non-blank lines, any 
 submission or a tampered workspace: reward 0, with the reason in the details.
 
 Layout: this file orchestrates; `verifier_lint` (static checks), `verifier_workspace` (manifest and
-copies), `verifier_run` (isolated pytest runs) and `verifier_patch` (diffs) are its siblings. Stdlib +
+copies), `verifier_run` (isolated pytest runs), `verifier_results` (JUnit XML, coverage data) and
+`verifier_patch` (diffs) are its siblings. Stdlib +
 pytest + coverage only; copied verbatim into every task. `score()` is the Python API, `main()` the CLI.
 """
 
@@ -36,10 +37,12 @@ from typing import Any
 
 try:
     from . import verifier_lint as vlint
+    from . import verifier_results as vres
     from . import verifier_run as vrun
     from . import verifier_workspace as vws
 except ImportError:  # run as a script from /tests: the modules are plain siblings
     import verifier_lint as vlint  # type: ignore[no-redef]
+    import verifier_results as vres  # type: ignore[no-redef]
     import verifier_run as vrun  # type: ignore[no-redef]
     import verifier_workspace as vws  # type: ignore[no-redef]
 
@@ -147,24 +150,24 @@ class ZeroReward(Exception):
     """Grading stops with reward 0; the message is the reason recorded in the details."""
 
 
-def outcome(result: vrun.RunResult, case: str) -> vrun.Outcome:
+def outcome(result: vres.RunResult, case: str) -> vres.Outcome:
     """A case's outcome in a run; a case a broken run never reported counts as an error there."""
-    if result.status == vrun.Status.not_run:
-        return vrun.Outcome.not_run
+    if result.status == vres.Status.not_run:
+        return vres.Outcome.not_run
     if case in result.cases:
         return result.cases[case]
-    return vrun.Outcome.missing if result.status == vrun.Status.ok else vrun.Outcome.error
+    return vres.Outcome.missing if result.status == vres.Status.ok else vres.Outcome.error
 
 
-def passed_on(result: vrun.RunResult | None) -> set[str]:
-    if result is None or result.status == vrun.Status.not_run:
+def passed_on(result: vres.RunResult | None) -> set[str]:
+    if result is None or result.status == vres.Status.not_run:
         return set()
-    return {c for c, o in result.cases.items() if o == vrun.Outcome.passed}
+    return {c for c, o in result.cases.items() if o == vres.Outcome.passed}
 
 
-def product_is_zero(results: dict[str, vrun.RunResult], b_names: list[str]) -> bool:
+def product_is_zero(results: dict[str, vres.RunResult], b_names: list[str]) -> bool:
     """Whether b_pass·b_fail is already known to be 0 from the runs done so far."""
-    done = {n for n, r in results.items() if r.status != vrun.Status.not_run}
+    done = {n for n, r in results.items() if r.status != vres.Status.not_run}
     if A in done and not passed_on(results[A]):
         return True
     if A_PRIME in done and not passed_on(results[A_PRIME]):
@@ -172,15 +175,15 @@ def product_is_zero(results: dict[str, vrun.RunResult], b_names: list[str]) -> b
     if {A, A_PRIME} <= done and not passed_on(results[A]) & passed_on(results[A_PRIME]):
         return True
     if A in done and set(b_names) <= done:  # good cases ⊆ cases passing on A
-        return not any(outcome(results[b], c) in vrun.FAILING for b in b_names for c in passed_on(results[A]))
+        return not any(outcome(results[b], c) in vres.FAILING for b in b_names for c in passed_on(results[A]))
     return False
 
 
-def _ran(result: vrun.RunResult) -> bool:
-    return result.status != vrun.Status.not_run
+def _ran(result: vres.RunResult) -> bool:
+    return result.status != vres.Status.not_run
 
 
-def _zero_reason(cfg: Config, results: dict[str, vrun.RunResult], cases: list[str], good: list[str],
+def _zero_reason(cfg: Config, results: dict[str, vres.RunResult], cases: list[str], good: list[str],
                  b_fail: float | None) -> str:
     statuses = ", ".join(f"{n}: {r.status.value}" for n, r in results.items() if _ran(r))
     if not cases:
@@ -195,7 +198,7 @@ def _zero_reason(cfg: Config, results: dict[str, vrun.RunResult], cases: list[st
     return "none of the coverage targets is covered"
 
 
-def compute_reward(cfg: Config, results: dict[str, vrun.RunResult], b_names: list[str]) -> dict[str, Any]:
+def compute_reward(cfg: Config, results: dict[str, vres.RunResult], b_names: list[str]) -> dict[str, Any]:
     """b_pass, b_fail, cov, the reward and, when it is 0, the reason.
 
     Variants that were not run (the product b_pass·b_fail was already known to be 0) leave the terms
@@ -208,12 +211,12 @@ def compute_reward(cfg: Config, results: dict[str, vrun.RunResult], b_names: lis
     targets = set(cfg.coverage_targets)
     covered = set(results[A].covered or [])
     cov = 1.0 if not targets else len(covered & targets) / len(targets)
-    good = [c for c in cases if outcome(results[A], c) == outcome(results[A_PRIME], c) == vrun.Outcome.passed]
+    good = [c for c in cases if outcome(results[A], c) == outcome(results[A_PRIME], c) == vres.Outcome.passed]
     b_pass = len(good) / len(cases) if cases and _ran(results[A]) and _ran(results[A_PRIME]) else None
     ran_b = [b for b in b_names if _ran(results[b])]
     b_fail = None
     if good and ran_b:
-        b_fail = sum(sum(outcome(results[b], c) in vrun.FAILING for c in good) / len(good) for b in ran_b) / len(ran_b)
+        b_fail = sum(sum(outcome(results[b], c) in vres.FAILING for c in good) / len(good) for b in ran_b) / len(ran_b)
     product = (b_pass or 0.0) * (b_fail or 0.0)
     w = cfg.coverage_weight
     reward = product * ((1 - w) + w * cov) if cfg.reward_mode == "gated" else (1 - w) * product + w * cov
@@ -358,12 +361,12 @@ def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_pat
 
 def _run_variants(details: dict[str, Any], cfg: Config, runner: vrun.Runner,
                   overrides: dict[str, dict[str, bytes | None]], order: list[str], submission: bytes,
-                  hidden: list[Path]) -> dict[str, vrun.RunResult]:
+                  hidden: list[Path]) -> dict[str, vres.RunResult]:
     """Build each variant's copy at the one shared path and run the submission on it, in `order`, skipping
     runs once b_pass·b_fail is known to be 0 (in rfc mode A still runs: it measures coverage)."""
     b_names = [n for n in order if n not in (A, A_PRIME)]
     rewrite = sorted({p for o in overrides.values() for p in o})
-    results = {n: vrun.RunResult(n, vrun.Status.not_run) for n in order}
+    results = {n: vres.RunResult(n, vres.Status.not_run) for n in order}
     modes: dict[Path, int] = {}
     try:
         if runner.owner is not None:

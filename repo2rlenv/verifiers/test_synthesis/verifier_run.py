@@ -4,63 +4,35 @@ Each run: a fresh empty HOME and TMPDIR, a from-scratch environment (no inherite
 secrets), pytest with plugin autoloading off, a wall-clock timeout that kills the whole process group
 (and anything left in its session), rlimits on memory, processes, file size and core dumps, and — when
 the verifier is root — an unprivileged uid/gid, so tests cannot write the reward, site-packages or
-`/tests`, and cannot read the hidden workspace or grading files. Outcomes come from JUnit XML, line
-coverage (A run only) from coverage.py's data file.
+`/tests`, and cannot read the hidden workspace or grading files. What a run produced is read by
+`verifier_results` (JUnit XML outcomes; line coverage on the A run only).
 
 Runs are sequential on purpose: every variant must run at the same absolute path, and state a test
 leaves in the shared temp folders is removed between runs.
 
-Stdlib only (coverage is imported lazily, to read its data file): copied verbatim into every task.
+Stdlib only: copied verbatim into every task.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import stat
 import subprocess
 import time
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 try:
     from . import verifier_workspace as vws
+    from .verifier_results import RunResult, Status, covered_lines, parse_junit
 except ImportError:  # run as a script from /tests: the modules are plain siblings
     import verifier_workspace as vws  # type: ignore[no-redef]
+    from verifier_results import RunResult, Status, covered_lines, parse_junit  # type: ignore[no-redef]
 
-MAX_JUNIT_BYTES = 32 * 1024 * 1024
-MAX_COVERAGE_BYTES = 64 * 1024 * 1024
 NOBODY = 65534
 # World-writable places a test (as the run uid) could leave a marker for a later run.
 SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
 
-
-class Status(str, Enum):
-    """How a run ended."""
-
-    ok = "ok"
-    collection_error = "collection_error"  # the test file did not import / collect
-    timeout = "timeout"
-    crashed = "crashed"  # no usable JUnit XML (killed, os._exit, pytest internal error)
-    not_run = "not_run"  # not needed: the reward was already determined
-
-
-class Outcome(str, Enum):
-    """One case's result in one run."""
-
-    passed = "passed"
-    failed = "failed"
-    error = "error"
-    skipped = "skipped"
-    missing = "missing"  # not reported by a run that otherwise worked
-    not_run = "not_run"
-
-
-FAILING = frozenset({Outcome.failed, Outcome.error, Outcome.missing})
-_CHILD_OUTCOME = {"failure": Outcome.failed, "error": Outcome.error, "skipped": Outcome.skipped}
-_RANK = {Outcome.passed: 0, Outcome.skipped: 1, Outcome.failed: 2, Outcome.error: 3}
 
 # Executed as `python -I -S -c LAUNCHER <limits> <argv…>`: set rlimits, then exec the real command.
 # A separate launcher instead of preexec_fn, which is unsafe when the caller has threads.
@@ -131,20 +103,6 @@ class Limits:
     fsize_mb: int = 512
 
 
-@dataclass(slots=True)
-class RunResult:
-    """What one run of the submission on one variant produced."""
-
-    variant: str
-    status: Status
-    seconds: float = 0.0
-    returncode: int | None = None
-    cases: dict[str, Outcome] = field(default_factory=dict)
-    covered: list[int] | None = None
-    output_tail: str = ""
-    leftover_processes: int = 0
-
-
 @dataclass(frozen=True, slots=True)
 class Layout:
     """The verifier's scratch tree; `ws` is the one path every variant runs at."""
@@ -167,70 +125,6 @@ class Layout:
             private.mkdir(mode=0o700)
         layout.boot.mkdir(mode=0o755)
         return layout
-
-
-# --------------------------------------------------------------------------- results
-
-def read_run_file(path: Path, limit: int) -> bytes | None:
-    """Bytes of a file the run uid wrote, or None unless it is a regular file (not a symlink, FIFO or
-    device, which could make the root verifier hang or read elsewhere) of at most `limit` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        return fh.read(limit + 1)[:limit]
-
-
-def parse_junit(path: Path) -> tuple[dict[str, Outcome], bool] | None:
-    """(outcome per node id, whether collection failed) from pytest's JUnit XML; None if unusable."""
-    data = read_run_file(path, MAX_JUNIT_BYTES)
-    try:
-        root = ET.fromstring(data) if data else None
-    except ET.ParseError:
-        root = None
-    if root is None:
-        return None
-    cases: dict[str, Outcome] = {}
-    collection_failed = False
-    for case in root.iter("testcase"):
-        classname, name = case.get("classname", ""), case.get("name", "")
-        problems = [child for child in case if child.tag in ("failure", "error", "skipped")]
-        messages = {child.get("message", "") for child in problems}
-        if (classname == "pytest" and name == "internal") or "collection failure" in messages:
-            collection_failed = True  # not a case of the submission: a whole-file problem
-            continue
-        if "collection skipped" in messages:
-            continue
-        # A teardown error adds a second child to a case, and a node id can repeat: the worst one wins.
-        outcome = max((_CHILD_OUTCOME[c.tag] for c in problems), key=_RANK.__getitem__, default=Outcome.passed)
-        node_id = f"{classname}::{name}" if classname else name
-        cases[node_id] = max(outcome, cases.get(node_id, Outcome.passed), key=_RANK.__getitem__)
-    return cases, collection_failed
-
-
-def covered_lines(data_file: Path, target: Path, scratch: Path) -> list[int]:
-    """Lines of `target` that coverage.py recorded in `data_file` (empty when nothing was recorded).
-
-    The file is copied into root-only `scratch` first: SQLite opened on a planted symlink could write there.
-    """
-    data = read_run_file(data_file, MAX_COVERAGE_BYTES)
-    if not data:
-        return []
-    copy = scratch / "coverage.sqlite"
-    copy.write_bytes(data)
-    from coverage import CoverageData  # lazy: only the A run needs it
-
-    recorded = CoverageData(basename=str(copy))
-    recorded.read()
-    wanted = os.path.realpath(target)
-    for measured in recorded.measured_files():
-        if os.path.realpath(measured) == wanted:
-            return sorted(recorded.lines(measured) or [])
-    return []
 
 
 # --------------------------------------------------------------------------- processes and leftovers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from repo2rlenv.verifiers.test_synthesis.verifier_run import Outcome, parse_junit, read_run_file
+from repo2rlenv.verifiers.test_synthesis.verifier_results import Outcome, parse_junit, read_run_file
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="6">

@@ -1,0 +1,303 @@
+"""The batch gate worker gives the subprocess gate's verdicts, in the local and the Docker sandbox.
+
+One small package with a real suite; a table of hand-written mutants, each chosen for a way a forked,
+warm worker could go wrong (references through default arguments, objects and values built when the test
+module is imported, async code, nested classes, decorators applied at import, a generator losing its
+`yield`, a child that dies, an import that breaks, a loop that never ends). Both runners gate copies of
+the same candidates and must agree on every verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.fast_gates import WORKER_NAME, BatchGateRunner, WorkerStatus
+from repo2rlenv.pipelines.test_synthesis.functions import discover_functions
+from repo2rlenv.pipelines.test_synthesis.gates import GateRunner
+from repo2rlenv.sandbox.base import Limits
+
+CORE = '''\
+import asyncio
+import os
+
+
+def add(a, b):
+    return a + b
+
+
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    return min(x, hi)
+
+
+def make_limits():
+    return {"max": 3}
+
+
+LIMITS_MAX = make_limits()["max"]
+
+
+def countdown(n):
+    while n > 0:
+        n -= 1
+    return n
+
+
+class Store:
+    def __init__(self):
+        self.items = {"a": 1}
+
+    def get(self, key):
+        return self.items.get(key, 0)
+
+
+def lookup(store, key, getter=Store.get):
+    return getter(store, key)
+
+
+class Counter:
+    def __init__(self, start):
+        self.value = start
+
+    def bump(self):
+        self.value += 1
+        return self.value
+
+
+def double(x):
+    return x * 2
+
+
+async def fetch_double(x):
+    await asyncio.sleep(0)
+    return x * 2
+
+
+class Outer:
+    class Inner:
+        def value(self):
+            return 40 + 2
+
+
+def twice(fn):
+    def wrapper(x):
+        return fn(fn(x))
+    return wrapper
+
+
+@twice
+def inc(x):
+    return x + 1
+
+
+def gen(n):
+    yield n
+
+
+def shutdown(code):
+    return code
+
+
+def unused(x):
+    return x + 1
+'''
+
+TESTS = '''\
+import asyncio
+
+from tinypkg.core import (Counter, Outer, Store, add, clamp, countdown, double, fetch_double, gen, inc,
+                          lookup, make_limits, shutdown)
+
+# Built when pytest imports this module: a worker that keeps the parent's copy of this module would run
+# these against the original code.
+SHARED = Counter(1)
+BUMP = SHARED.bump
+EXPECTED_DOUBLE = double(3)
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_clamp():
+    assert clamp(-5, 0, 10) == 0
+    assert clamp(5, 0, 10) == 5
+    assert clamp(50, 0, 10) == 10
+
+
+def test_limits():
+    assert make_limits() == {"max": 3}
+
+
+def test_countdown():
+    assert countdown(3) == 0
+
+
+def test_lookup():
+    assert lookup(Store(), "a") == 1
+
+
+def test_bump():
+    assert BUMP() == 2
+
+
+def test_double():
+    assert double(3) == EXPECTED_DOUBLE
+
+
+def test_fetch_double():
+    assert asyncio.run(fetch_double(3)) == 6
+
+
+def test_inner():
+    assert Outer.Inner().value() == 42
+
+
+def test_inc():
+    assert inc(1) == 3
+
+
+def test_gen():
+    assert list(gen(4)) == [4]
+
+
+def test_shutdown():
+    assert shutdown(0) == 0
+'''
+
+# case → (function qualname, text in the function, its replacement, expected verdict, worker mode).
+# Verdicts: "killed" / "survived" (kept), or the skip reason. Mode None: the worker gives no mode
+# (timeout) or no verdict at all (the crash is re-run by GateRunner).
+CASES = {
+    "killed": ("add", "a + b", "a - b", "killed", "swap"),
+    "survived": ("clamp", "x < lo", "x <= lo", "survived", "swap"),
+    "breaks import": ("make_limits", 'return {"max": 3}', "return None", SkipReason.breaks_import, "fresh"),
+    "infinite loop": ("countdown", "n -= 1", "n += 1", SkipReason.timeout_on_b, None),
+    "default argument": ("Store.get", "self.items.get(key, 0)", "self.items.get(key, 0) - 1", "killed", "swap"),
+    "object built at test import": ("Counter.bump", "self.value += 1", "self.value -= 1", "killed", "swap"),
+    "value computed at test import": ("double", "return x * 2", "return x * 3", "survived", "fresh"),
+    "async": ("fetch_double", "return x * 2", "return x + 2", "killed", "swap"),
+    "nested class": ("Outer.Inner.value", "40 + 2", "40 - 2", "killed", "swap"),
+    "decorator applied at import": ("twice", "fn(fn(x))", "fn(x)", "killed", "fresh"),
+    "decorated function": ("inc", "x + 1", "x + 2", "killed", "swap"),
+    "generator loses its yield": ("gen", "yield n", "pass", "killed", "fresh"),
+    "child dies": ("shutdown", "return code", "return os._exit(code)", "killed", None),
+    "no covering test": ("unused", "x + 1", "x - 1", "survived", "fresh"),
+    "does not compile": ("add", "a + b", "a +", SkipReason.does_not_compile, None),
+}
+# Long enough for a pytest start on a busy machine, short enough that the endless loop is cheap.
+TIMEOUT_SEC = 10.0
+
+
+def _verdict(cand: Candidate) -> str:
+    if cand.status == "dropped":
+        return cand.skip_reason or "?"
+    return "killed" if cand.killed else "survived"
+
+
+def _candidates(root: Path) -> dict[str, Candidate]:
+    functions, _ = discover_functions(root, min_loc=1)
+    by_name = {f.qualname: f for f in functions if f.path == "tinypkg/core.py"}
+    out = {}
+    for case, (qualname, old, new, _, _) in CASES.items():
+        func = by_name[qualname]
+        lines = CORE.splitlines(keepends=True)
+        start = sum(len(line) for line in lines[:func.lineno - 1])
+        at = CORE.index(old, start)
+        mutated = CORE[:at] + new + CORE[at + len(old):]
+        out[case] = Candidate(candidate_id=f"c{len(out):02d}", strategy="mutation", function=func,
+                              operator="hand", line=CORE.count("\n", 0, at) + 1,
+                              files_b={func.path: mutated}, diff=f"-{old}\n+{new}\n")
+    return out
+
+
+def _sandbox(kind: str, request: pytest.FixtureRequest, cache: Path):
+    limits = Limits(timeout_sec=300, cpus=2)
+    if kind == "docker":
+        request.getfixturevalue("docker_ready")
+        from repo2rlenv.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
+                             limits=limits, tag_name="fast-gates-test")
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    return LocalSandbox(limits=limits, cache_dir=cache)
+
+
+@pytest.fixture(scope="module", params=["local", "docker"])
+def gated(request, tmp_path_factory):
+    """Both runners over the whole table in one sandbox: (kind, root, subprocess, batch, worker results)."""
+    root = tmp_path_factory.mktemp("fastgates") / "repo"
+    files = {
+        "pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n'
+                          '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+        "tinypkg/__init__.py": "",
+        "tinypkg/core.py": CORE,
+        "tests/test_core.py": TESTS,
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    sandbox = _sandbox(request.param, request, tmp_path_factory.mktemp("cache"))
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        baseline = run_baseline(runner, reruns=0, timeout=300)
+        cands = _candidates(root)
+        slow = {case: cand.model_copy(deep=True) for case, cand in cands.items()}
+        gate = GateRunner(runner, baseline, timeout=TIMEOUT_SEC)
+        for cand in slow.values():
+            gate.check(cand)
+        fast = {case: cand.model_copy(deep=True) for case, cand in cands.items()}
+        batch = BatchGateRunner(runner, baseline, timeout=TIMEOUT_SEC, workers=2)
+        returned = batch.check_many(list(fast.values()))
+        assert returned == list(fast.values())
+        yield request.param, slow, fast, dict(batch.results), batch.last_summary
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_batch_verdicts_equal_subprocess_verdicts(gated, case):
+    kind, slow, fast, results, _ = gated
+    expected, mode = CASES[case][3], CASES[case][4]
+    assert _verdict(slow[case]) == expected, f"{kind}: the subprocess gate itself says {_verdict(slow[case])}"
+    assert _verdict(fast[case]) == expected
+    for field in ("status", "killed", "skip_reason", "covering_tests", "line_tests", "baseline"):
+        assert getattr(fast[case], field) == getattr(slow[case], field), field
+    assert [(g.gate, g.passed) for g in fast[case].gates] == [(g.gate, g.passed) for g in slow[case].gates]
+    on_b = [(g.detail for g in c.gates if g.gate == "covering tests on B") for c in (fast[case], slow[case])]
+    assert list(on_b[0]) == list(on_b[1])
+    result = results.get(fast[case].candidate_id)
+    if case == "does not compile":
+        assert result is None  # dropped on the host, never sent to the worker
+    elif case == "child dies":
+        assert result is not None and result.status == WorkerStatus.error  # then re-run by GateRunner
+    else:
+        assert result is not None and result.mode == mode, result
+
+
+def test_one_worker_exec_judged_the_batch(gated):
+    kind, _, _, results, summary = gated
+    assert summary["exit_code"] == 0, summary
+    assert summary["jobs"] == len(CASES) - 1  # every compiling candidate went to the one worker run
+    assert sum(summary["statuses"].values()) == len(results) == len(CASES) - 1
+    assert summary["statuses"][WorkerStatus.timeout.value] == 1
+
+
+def test_worker_is_standalone():
+    """The worker runs inside sandboxes where repo2rlenv is not installed."""
+    source = (Path(__file__).resolve().parents[3] / "repo2rlenv" / "pipelines" / "test_synthesis" / WORKER_NAME)
+    tree = ast.parse(source.read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert "repo2rlenv" not in imported
+    assert imported <= {"argparse", "ctypes", "gc", "importlib", "json", "os", "pytest", "select", "shutil",
+                        "signal", "sys", "threading", "time", "types"}
