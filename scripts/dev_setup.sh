@@ -4,6 +4,7 @@
 #
 #   bash scripts/dev_setup.sh            # everything
 #   R2E_SKIP_DOCKER=1 bash scripts/...   # only the Python package (local sandbox only)
+#   R2E_SKIP_HARBOR=1 bash scripts/...   # no podman/Harbor (the real-Harbor tests then fail under CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,3 +35,6 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/r2e-dockerd.log" >&2; exit 1; }
 fi
 bash scripts/build_base_image.sh
+[ "${R2E_SKIP_HARBOR:-0}" = 1 ] && exit 0
+# Real Harbor (podman backend, Python 3.12 venv) for the tests that run tasks the way users will.
+bash scripts/harbor_setup.sh

@@ -100,3 +100,10 @@ def tiny_package() -> Callable[..., dict[str, str]]:
 def run_git() -> Callable[..., str]:
     """`run_git(cwd, *args)`: git with a fixed identity; returns stdout."""
     return git
+
+
+@pytest.fixture(scope="session")
+def r2e_cache(tmp_path_factory) -> Path:
+    """One repo2rlenv cache (clones, local-sandbox venvs) for the whole session: entries are keyed by
+    content, so sharing it only saves rebuilding identical venvs."""
+    return tmp_path_factory.mktemp("r2e-cache")

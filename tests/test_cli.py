@@ -25,9 +25,10 @@ def test_help_on_every_command(command):
     assert "Usage:" in res.stdout
 
 
-def _bad(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> str:
+def _bad(tmp_path: Path, *args: str, env: dict[str, str] | None = None, cache: Path | None = None) -> str:
     out = tmp_path / "out"
-    res = cli("generate", "--out", str(out), *args, env={"REPO2RLENV_CACHE": str(tmp_path / "cache"), **(env or {})})
+    res = cli("generate", "--out", str(out), *args,
+              env={"REPO2RLENV_CACHE": str(cache or tmp_path / "cache"), **(env or {})})
     assert res.returncode == 2, (res.stdout, res.stderr)
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1, res.stderr
@@ -62,10 +63,11 @@ def test_docker_requested_without_daemon(tmp_path):
     ("tests", "needle"),
     [(None, "has no tests pytest can collect"), ("def test_a():\n    assert 0\n", "no test passes at the ref")],
 )
-def test_repo_without_usable_tests(tmp_path, make_repo, tiny_package, tests, needle):
+def test_repo_without_usable_tests(tmp_path, make_repo, tiny_package, tests, needle, r2e_cache):
     files = tiny_package(tests or "")
     if tests is None:
         files.pop("tests/test_core.py")
     root = make_repo(files, commit=False)
-    line = _bad(tmp_path, "--repo", str(root), "--sandbox", "local", "--pipeline-opt", "strategy=mutation")
+    line = _bad(tmp_path, "--repo", str(root), "--sandbox", "local", "--pipeline-opt", "strategy=mutation",
+                cache=r2e_cache)
     assert needle in line

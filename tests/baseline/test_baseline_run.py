@@ -53,7 +53,7 @@ def _sandbox(kind: str, request, tmp_path: Path):
                              limits=limits, tag_name="baseline-test")
     from repo2rlenv.sandbox.local import LocalSandbox
 
-    return LocalSandbox(limits=limits, cache_dir=tmp_path / "cache")
+    return LocalSandbox(limits=limits, cache_dir=request.getfixturevalue("r2e_cache"))
 
 
 @pytest.mark.parametrize("kind", ["docker", "local"])

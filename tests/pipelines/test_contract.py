@@ -34,17 +34,17 @@ def test_registry_keys_are_the_classes_own_names():
         assert isinstance(get_pipeline(name), Pipeline)
 
 
-def _generate(example_repo: Path, out: Path, name: str, sandbox: str, **extra) -> object:
+def _generate(example_repo: Path, out: Path, name: str, sandbox: str, cache: Path, **extra) -> object:
     config = GenerateConfig(pipeline=name, repo=str(example_repo), out=out, sandbox=sandbox,
-                            pipeline_opts={**SMALL_RUN[name], **extra}, cache_dir=out.parent / "cache")
+                            pipeline_opts={**SMALL_RUN[name], **extra}, cache_dir=cache)
     return run_generate(config, Reporter(quiet=True))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", pipeline_names())
-def test_pipeline_contract_docker(name, example_repo, tmp_path, docker_ready):
+def test_pipeline_contract_docker(name, example_repo, tmp_path, docker_ready, r2e_cache):
     out = tmp_path / "dataset"
-    result = _generate(example_repo, out, name, "docker")
+    result = _generate(example_repo, out, name, "docker", r2e_cache)
     assert len(result.emitted) == 2
     dataset = DatasetPaths(out)
     assert dataset.task_ids() == sorted(result.emitted)
@@ -76,16 +76,16 @@ def test_pipeline_contract_docker(name, example_repo, tmp_path, docker_ready):
     assert summary["emitted"] == result.emitted
 
     # A rerun continues: published tasks are kept, none is made twice.
-    again = _generate(example_repo, out, name, "docker")
+    again = _generate(example_repo, out, name, "docker", r2e_cache)
     assert sorted(again.emitted) == sorted(result.emitted)
     assert again.stages["gated"] == 0, "decisions of the first run are reused, not redone"
     assert again.stages["resumed"] == len(cands)
 
 
 @pytest.mark.slow
-def test_local_sandbox_end_to_end(example_repo, tmp_path):
+def test_local_sandbox_end_to_end(example_repo, tmp_path, r2e_cache):
     out = tmp_path / "dataset"
-    result = _generate(example_repo, out, "test_synthesis", "local", limit=1)
+    result = _generate(example_repo, out, "test_synthesis", "local", r2e_cache, limit=1)
     assert len(result.emitted) == 1
     (row,) = read_manifest(DatasetPaths(out).manifest)
     assert row.validation is not None and row.validation.ok and row.validation.mode == "local"

@@ -56,7 +56,7 @@ _TYPING_MODULES = frozenset({"typing", "t", "typing_extensions", "tp"})
 
 
 class CommitSkip(StrEnum):
-    """Why a commit yielded no candidate; counted as ``commit: <value>``, in the order they are checked."""
+    """Why a commit yielded no candidate; counted as ``commit: <value>``."""
 
     shallow_boundary = "history ends here (shallow clone)"
     merge = "merge commit"

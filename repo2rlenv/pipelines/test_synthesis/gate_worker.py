@@ -35,6 +35,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import json
+import linecache
 import os
 import select
 import shutil
@@ -67,7 +68,8 @@ class WarmupCollector:
         self.modules = set()
 
     def pytest_plugin_registered(self, plugin):
-        if isinstance(plugin, types.ModuleType) and os.path.basename(getattr(plugin, "__file__", "") or "") == "conftest.py":
+        file = getattr(plugin, "__file__", None) if isinstance(plugin, types.ModuleType) else None
+        if file and os.path.basename(file) == "conftest.py":
             self.modules.add(plugin.__name__)
 
     def pytest_itemcollected(self, item):
@@ -132,10 +134,15 @@ def warm_up(spec, log):
             sys.setprofile(None)
             threading.setprofile(None)
     targets = {os.path.realpath(os.path.join(root, job["path"])) for job in spec["jobs"]}
+    is_target = {}  # co_filename -> bool; realpath costs system calls, and many functions share a file
     functions = {}
     for obj in gc.get_objects():
-        if type(obj) is types.FunctionType and os.path.realpath(obj.__code__.co_filename) in targets:
-            functions.setdefault(_code_key(obj.__code__), []).append(obj)
+        if type(obj) is types.FunctionType:
+            name = obj.__code__.co_filename
+            if name not in is_target:
+                is_target[name] = os.path.realpath(name) in targets
+            if is_target[name]:
+                functions.setdefault(_code_key(obj.__code__), []).append(obj)
     test_modules = set(collector.modules)
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
@@ -151,9 +158,21 @@ def _nested(code):
     return [c for c in code.co_consts if isinstance(c, types.CodeType)]
 
 
+def _const_key(value):
+    """A key equal only for identical constants (`1 == 1.0 == True` and `0.0 == -0.0` must differ)."""
+    if isinstance(value, types.CodeType):
+        return "<code>"
+    if isinstance(value, (tuple, frozenset)):
+        keys = (_const_key(v) for v in value)
+        return type(value), (tuple(keys) if isinstance(value, tuple) else frozenset(keys))
+    if isinstance(value, (float, complex)):
+        return type(value), repr(value)
+    return type(value), value
+
+
 def _shape(code):
     """Everything of a code object that decides behaviour, without line numbers and nested code."""
-    consts = tuple("<code>" if isinstance(c, types.CodeType) else (type(c), c) for c in code.co_consts)
+    consts = tuple(_const_key(c) for c in code.co_consts)
     return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
             code.co_flags, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_name,
             getattr(code, "co_qualname", None), getattr(code, "co_exceptiontable", None))
@@ -297,15 +316,21 @@ def judge(job, warm, basetemp):
     import pytest
 
     mode, why = "swap", ""
+    live = getattr(sys.modules.get(job["module"]), "__file__", None)
+    file = os.path.join(warm.root, job["path"])
+    file = live if live and os.path.realpath(live) == os.path.realpath(file) else file
     try:
         apply_swap(plan_swap(job, warm))
         for name in warm.test_modules:
             sys.modules.pop(name, None)
     except NoSwap as exc:
         mode, why = "fresh", str(exc)
-        file = os.path.join(warm.root, job["path"])
-        sys.meta_path.insert(0, MutantFinder(job["module"], file, job["mutated_source"]))
         drop_repo_modules(warm, job)
+    # As if the mutated file were on disk: any later import or reload of the module gets B, and
+    # tracebacks and inspect.getsource show B's lines (an entry without mtime is never re-read).
+    sys.meta_path.insert(0, MutantFinder(job["module"], file, job["mutated_source"]))
+    lines = job["mutated_source"].splitlines(keepends=True)
+    linecache.cache[file] = (len(job["mutated_source"]), None, lines, file)
     result = {"mode": mode, "detail": why, "failing": []}
     if not job["tests"]:
         ok, tail = imports_ok(warm, job)

@@ -186,6 +186,16 @@ def test_candidates_come_newest_first_each_as_a_patch_of_the_ref(history, tmp_pa
     assert cands[1].files_b["tinypkg/core.py"] == BUGGY.replace("a + b", "b + a")
 
 
+def test_dependency_files_are_always_the_refs(history, tmp_path):
+    # Deliberate: B is a source-only patch of the ref, so the ref's dependency spec serves every pair.
+    repo = history(**{"tinypkg/core.py": BUGGY})
+    fix = repo.commit({"tinypkg/core.py": CORE, "pyproject.toml": FILES["pyproject.toml"] + "# deps v2\n",
+                       "requirements.txt": "attrs\n"}, "fix clamp, bump dependencies")
+    (cand,), _, _ = mine(repo.root, tmp_path)
+    assert cand.commit == fix and list(cand.files_b) == ["tinypkg/core.py"]
+    assert "pyproject" not in cand.diff and "requirements" not in cand.diff
+
+
 def test_parent_using_a_name_the_ref_lacks_is_dropped(history, tmp_path):
     before = CORE.replace("LIMIT = 10", "def _cap():\n    return 10").replace("value > high", "value > _cap()")
     repo = history(**{"tinypkg/core.py": before})

@@ -3,14 +3,15 @@
 One small package with a real suite; a table of hand-written mutants, each chosen for a way a forked,
 warm worker could go wrong (references through default arguments, objects and values built when the test
 module is imported, async code, nested classes, decorators applied at import, a generator losing its
-`yield`, a child that dies, an import that breaks, a loop that never ends). Both runners gate copies of
-the same candidates and must agree on every verdict.
+`yield`, a test that reloads the module or reads its source, a child that dies, an import that breaks, a
+loop that never ends). Both runners gate copies of the same candidates and must agree on every verdict.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,25 +173,59 @@ def test_shutdown():
     assert shutdown(0) == 0
 '''
 
-# case → (function qualname, text in the function, its replacement, expected verdict, worker mode).
+EXTRA = '''\
+def triple(x):
+    return x * 3
+
+
+def quadruple(x):
+    return x * 4
+'''
+
+TESTS_EXTRA = '''\
+import importlib
+import inspect
+
+import tinypkg.extra as extra
+
+
+def test_reload():
+    assert importlib.reload(extra).triple(2) == 6
+
+
+def test_source_pinned():
+    assert extra.quadruple(1) == 4
+    assert "x * 4" in inspect.getsource(extra.quadruple)
+'''
+
+CORE_PY, EXTRA_PY = "tinypkg/core.py", "tinypkg/extra.py"
+SOURCES = {CORE_PY: CORE, EXTRA_PY: EXTRA}
+
+# case → (module path, function qualname, text in the function, its replacement, verdict, worker mode).
 # Verdicts: "killed" / "survived" (kept), or the skip reason. Mode None: the worker gives no mode
 # (timeout) or no verdict at all (the crash is re-run by GateRunner).
 CASES = {
-    "killed": ("add", "a + b", "a - b", "killed", "swap"),
-    "survived": ("clamp", "x < lo", "x <= lo", "survived", "swap"),
-    "breaks import": ("make_limits", 'return {"max": 3}', "return None", SkipReason.breaks_import, "fresh"),
-    "infinite loop": ("countdown", "n -= 1", "n += 1", SkipReason.timeout_on_b, None),
-    "default argument": ("Store.get", "self.items.get(key, 0)", "self.items.get(key, 0) - 1", "killed", "swap"),
-    "object built at test import": ("Counter.bump", "self.value += 1", "self.value -= 1", "killed", "swap"),
-    "value computed at test import": ("double", "return x * 2", "return x * 3", "survived", "fresh"),
-    "async": ("fetch_double", "return x * 2", "return x + 2", "killed", "swap"),
-    "nested class": ("Outer.Inner.value", "40 + 2", "40 - 2", "killed", "swap"),
-    "decorator applied at import": ("twice", "fn(fn(x))", "fn(x)", "killed", "fresh"),
-    "decorated function": ("inc", "x + 1", "x + 2", "killed", "swap"),
-    "generator loses its yield": ("gen", "yield n", "pass", "killed", "fresh"),
-    "child dies": ("shutdown", "return code", "return os._exit(code)", "killed", None),
-    "no covering test": ("unused", "x + 1", "x - 1", "survived", "fresh"),
-    "does not compile": ("add", "a + b", "a +", SkipReason.does_not_compile, None),
+    "killed": (CORE_PY, "add", "a + b", "a - b", "killed", "swap"),
+    "survived": (CORE_PY, "clamp", "x < lo", "x <= lo", "survived", "swap"),
+    "breaks import": (CORE_PY, "make_limits", 'return {"max": 3}', "return None", SkipReason.breaks_import,
+                      "fresh"),
+    "infinite loop": (CORE_PY, "countdown", "n -= 1", "n += 1", SkipReason.timeout_on_b, None),
+    "default argument": (CORE_PY, "Store.get", "self.items.get(key, 0)", "self.items.get(key, 0) - 1", "killed",
+                         "swap"),
+    "object built at test import": (CORE_PY, "Counter.bump", "self.value += 1", "self.value -= 1", "killed",
+                                    "swap"),
+    "value computed at test import": (CORE_PY, "double", "return x * 2", "return x * 3", "survived",
+                                      "fresh"),
+    "async": (CORE_PY, "fetch_double", "return x * 2", "return x + 2", "killed", "swap"),
+    "nested class": (CORE_PY, "Outer.Inner.value", "40 + 2", "40 - 2", "killed", "swap"),
+    "decorator applied at import": (CORE_PY, "twice", "fn(fn(x))", "fn(x)", "killed", "fresh"),
+    "decorated function": (CORE_PY, "inc", "x + 1", "x + 2", "killed", "swap"),
+    "generator loses its yield": (CORE_PY, "gen", "yield n", "pass", "killed", "fresh"),
+    "child dies": (CORE_PY, "shutdown", "return code", "return os._exit(code)", "killed", None),
+    "no covering test": (CORE_PY, "unused", "x + 1", "x - 1", "survived", "fresh"),
+    "does not compile": (CORE_PY, "add", "a + b", "a +", SkipReason.does_not_compile, None),
+    "module reloaded by a test": (EXTRA_PY, "triple", "x * 3", "x * 4", "killed", "swap"),
+    "source read by a test": (EXTRA_PY, "quadruple", "x * 4", "x * 2 * 2", "killed", "swap"),
 }
 # Long enough for a pytest start on a busy machine, short enough that the endless loop is cheap.
 TIMEOUT_SEC = 10.0
@@ -204,16 +239,15 @@ def _verdict(cand: Candidate) -> str:
 
 def _candidates(root: Path) -> dict[str, Candidate]:
     functions, _ = discover_functions(root, min_loc=1)
-    by_name = {f.qualname: f for f in functions if f.path == "tinypkg/core.py"}
+    by_name = {(f.path, f.qualname): f for f in functions}
     out = {}
-    for case, (qualname, old, new, _, _) in CASES.items():
-        func = by_name[qualname]
-        lines = CORE.splitlines(keepends=True)
-        start = sum(len(line) for line in lines[:func.lineno - 1])
-        at = CORE.index(old, start)
-        mutated = CORE[:at] + new + CORE[at + len(old):]
+    for case, (path, qualname, old, new, _, _) in CASES.items():
+        func, source = by_name[path, qualname], SOURCES[path]
+        start = sum(len(line) for line in source.splitlines(keepends=True)[:func.lineno - 1])
+        at = source.index(old, start)
+        mutated = source[:at] + new + source[at + len(old):]
         out[case] = Candidate(candidate_id=f"c{len(out):02d}", strategy="mutation", function=func,
-                              operator="hand", line=CORE.count("\n", 0, at) + 1,
+                              operator="hand", line=source.count("\n", 0, at) + 1,
                               files_b={func.path: mutated}, diff=f"-{old}\n+{new}\n")
     return out
 
@@ -239,8 +273,9 @@ def gated(request, tmp_path_factory):
         "pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n'
                           '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
         "tinypkg/__init__.py": "",
-        "tinypkg/core.py": CORE,
+        **SOURCES,
         "tests/test_core.py": TESTS,
+        "tests/test_extra.py": TESTS_EXTRA,
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -265,7 +300,7 @@ def gated(request, tmp_path_factory):
 @pytest.mark.parametrize("case", list(CASES))
 def test_batch_verdicts_equal_subprocess_verdicts(gated, case):
     kind, slow, fast, results, _ = gated
-    expected, mode = CASES[case][3], CASES[case][4]
+    expected, mode = CASES[case][4:]
     assert _verdict(slow[case]) == expected, f"{kind}: the subprocess gate itself says {_verdict(slow[case])}"
     assert _verdict(fast[case]) == expected
     for field in ("status", "killed", "skip_reason", "covering_tests", "line_tests", "baseline"):
@@ -298,6 +333,5 @@ def test_worker_is_standalone():
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module}
-    assert "repo2rlenv" not in imported
-    assert imported <= {"argparse", "ctypes", "gc", "importlib", "json", "os", "pytest", "select", "shutil",
-                        "signal", "sys", "threading", "time", "types"}
+    assert "pytest" in imported
+    assert imported - {"pytest"} <= sys.stdlib_module_names
