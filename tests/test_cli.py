@@ -47,7 +47,8 @@ def _bad(tmp_path: Path, *args: str, env: dict[str, str] | None = None, cache: P
      (["--repo", "file:///definitely/not/here.git"], "cannot clone file:///definitely/not/here.git"),
      (["--repo", str(EXAMPLE), "--ref", "main"], "needs a git repository"),
      (["--repo", str(EXAMPLE), "--config", "/no/such.toml"], "config file not found"),
-     ([], "no repository given")],
+     ([], "no repository given"),
+     (["--repo", str(EXAMPLE)], "strategy 'commit_pair' needs git history")],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, needle):
     assert needle in _bad(tmp_path, *args)

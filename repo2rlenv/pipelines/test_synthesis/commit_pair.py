@@ -371,7 +371,9 @@ class _Miner:
         record = self.targets.get((ref_path, span.node.lineno))
         if record is None:
             return CommitSkip.not_eligible
-        if ref_path not in self.baseline.coverage.files:
+        measured = self.baseline.coverage.files.get(ref_path)
+        # coverage.py also lists files under its `source` that nothing imported, with no line executed.
+        if measured is None or not measured.executed:
             return CommitSkip.not_imported
         old_span = old.spans[key]
         if module_names is not None and (

@@ -29,7 +29,8 @@ def mine_mutations(a_dir: Path, baseline: BaselineReport, options: TestSynthesis
     functions, skips = discover_functions(a_dir, import_roots=roots, min_loc=options.min_loc,
                                           max_loc=options.max_loc)
     skipped: Counter[str] = Counter({f"function: {k}": v for k, v in skips.items()})
-    imported = set(baseline.coverage.files)
+    # coverage.py lists files nothing imported too (with no executed line); those are not reachable.
+    imported = {path for path, fc in baseline.coverage.files.items() if fc.executed}
     by_function: dict[str, list] = {}
     records: dict[str, FunctionRecord] = {}
     kept_functions = []

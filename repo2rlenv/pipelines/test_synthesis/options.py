@@ -45,6 +45,9 @@ class TestSynthesisOptions(BaseModel):
     max_lines: int = Field(60, ge=1, description="Most changed lines a mined commit may have.")
     since: str | None = Field(None, description="Only commits after this date (git's date formats).")
     until: str | None = Field(None, description="Only commits before this date.")
+    # First-parent keeps to the mainline's own commits; on merge-based repos (pull requests) the
+    # interesting fixes sit on the side branches, so `false` walks every parent.
+    first_parent: bool = Field(True, description="Walk only first parents of the history (merges skipped either way).")
 
     # --- the reward -----------------------------------------------------------------------------
     coverage_weight: float = Field(0.5, ge=0.0, le=1.0, description="w in the reward (DESIGN §3).")

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from repo2rlenv import atomic
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
-from repo2rlenv.errors import ConfigError
+from repo2rlenv.errors import ConfigError, SourceError
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.journal import Journal, journal_key
 from repo2rlenv.manifest import write_manifest
@@ -42,10 +42,10 @@ class TestSynthesisPipeline:
 
     def run(self, ctx: RunContext, options: BaseModel) -> PipelineResult:
         assert isinstance(options, TestSynthesisOptions)
-        if options.strategy != "mutation":
-            # commit_pair and hybrid mine history (issue 4); refuse clearly instead of half-working.
-            raise ConfigError(f"strategy {options.strategy!r} is not available in this build yet; "
-                              "use --pipeline-opt strategy=mutation")
+        if options.strategy == "commit_pair" and not ctx.source.has_git:
+            # Checked before any sandbox work: a plain directory has no history to mine.
+            raise SourceError(f"strategy 'commit_pair' needs git history, but {ctx.source.spec} has no .git "
+                              "(use --pipeline-opt strategy=mutation)")
         rep = ctx.reporter
         result = PipelineResult()
         a_dir = snapshot(ctx.source, ctx.commit, ctx.work_dir / "a")
@@ -64,10 +64,8 @@ class TestSynthesisPipeline:
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
             }
-            from repo2rlenv.pipelines.test_synthesis.mutation import mine_mutations
-
-            rep.stage("mining mutants")
-            candidates, skipped, functions = mine_mutations(a_dir, baseline, options, plan.import_roots)
+            rep.stage(f"mining candidates ({options.strategy})")
+            candidates, skipped, functions = self._mine(ctx, options, a_dir, baseline, plan.import_roots, result)
             result.skip_reasons.update(skipped)
             result.stages["functions"] = len(functions)
             result.stages["candidates"] = len(candidates)
@@ -90,6 +88,27 @@ class TestSynthesisPipeline:
         return result
 
     # --- stages ---------------------------------------------------------------------------------
+
+    def _mine(self, ctx: RunContext, options: TestSynthesisOptions, a_dir: Path, baseline: BaselineReport,
+              import_roots: list[str], result: PipelineResult) -> tuple[list[Candidate], Counter[str], list]:
+        """Candidates in the order they should be tried, skip counts, and the functions considered."""
+        if options.strategy == "mutation":
+            from repo2rlenv.pipelines.test_synthesis.mutation import mine_mutations
+
+            return mine_mutations(a_dir, baseline, options, import_roots)
+        if options.strategy == "commit_pair":
+            from repo2rlenv.pipelines.test_synthesis.commit_pair import mine_commit_pairs
+
+            cands, skipped, scanned = mine_commit_pairs(ctx.source, ctx.commit, a_dir, baseline, options,
+                                                        import_roots, first_parent=options.first_parent)
+            functions = list({f"{c.function.path}::{c.function.qualname}": c.function for c in cands}.values())
+        else:
+            from repo2rlenv.pipelines.test_synthesis.hybrid import mine_hybrid
+
+            cands, skipped, functions, scanned = mine_hybrid(ctx.source, ctx.commit, a_dir, baseline, options,
+                                                             import_roots, first_parent=options.first_parent)
+        result.stages["commits scanned"] = scanned
+        return cands, skipped, functions
 
     def _llm(self, ctx: RunContext, options: TestSynthesisOptions) -> tuple[Any, Any]:
         """The model client and its ledger, or (None, None) when no model is configured or needed."""
@@ -175,7 +194,7 @@ class TestSynthesisPipeline:
                 if cand.status == "dropped":
                     result.skip_reasons[cand.skip_reason or "unknown"] += 1
                 journal.append(cand)
-                tick(f"{cand.function.qualname} {cand.operator}: {cand.status}")
+                tick(f"{cand.function.qualname} {cand.operator or (cand.commit or '')[:8]}: {cand.status}")
         return done
 
     # --- output ---------------------------------------------------------------------------------

@@ -1,0 +1,190 @@
+"""Run the solver over a dataset and grade every task; resumable, with a spend ceiling across tasks.
+
+The eval directory:
+
+```
+<out>/
+  settings.json            what the eval was started with; a resumed run must match it
+  journal.jsonl            one TaskRecord per finished task, appended as each finishes
+  ledgers/<task>.jsonl     every model call of a task (a killed attempt's is kept as <task>.aborted-N.jsonl)
+  trajectories/<task>.jsonl
+  tests/<task>/<file>      the test file each task was graded on
+  results.json  results.md  report.html
+```
+
+A killed eval keeps its journal: the next run skips the tasks recorded there and starts the interrupted
+task afresh. Spend counts every ledger in the directory, aborted attempts included, so a resumed eval
+honours the same ceiling. When the ceiling is reached the eval stops; the tasks it did not reach are
+listed as not run, and a rerun with a higher ceiling picks them up.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from repo2rlenv.atomic import write_text
+from repo2rlenv.errors import SandboxError
+from repo2rlenv.eval.report_html import render_html
+from repo2rlenv.eval.report_md import render_markdown
+from repo2rlenv.eval.results import EvalResults, EvalSettings, RewardBreakdown, TaskRecord, TaskStatus, totals
+from repo2rlenv.journal import Journal
+from repo2rlenv.llm.ledger import Ledger
+from repo2rlenv.solver.clients import build_clients
+from repo2rlenv.solver.config import SolverConfig
+from repo2rlenv.solver.errors import SolverInputError
+from repo2rlenv.solver.events import SolverHooks, Trajectory
+from repo2rlenv.solver.result import StopReason
+from repo2rlenv.solver.task_mode import TaskSolve, solve_task
+from repo2rlenv.taskdir import DatasetPaths
+
+RESULT_FILES = ("results.json", "results.md", "report.html")
+
+
+class EvalPaths:
+    """The eval directory's layout (module docstring)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    settings = property(lambda self: self.root / "settings.json")
+    journal = property(lambda self: self.root / "journal.jsonl")
+    ledgers = property(lambda self: self.root / "ledgers")
+    trajectories = property(lambda self: self.root / "trajectories")
+    tests = property(lambda self: self.root / "tests")
+    results_json = property(lambda self: self.root / "results.json")
+    results_md = property(lambda self: self.root / "results.md")
+    report_html = property(lambda self: self.root / "report.html")
+
+    def ledger(self, task_id: str) -> Path:
+        return self.ledgers / f"{task_id}.jsonl"
+
+    def trajectory(self, task_id: str) -> Path:
+        return self.trajectories / f"{task_id}.jsonl"
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+
+def _settings(dataset: Path, config: SolverConfig, task_ids: list[str]) -> EvalSettings:
+    return EvalSettings(dataset=str(dataset.resolve()), solver=config.model_dump(mode="json", exclude={"prices"}),
+                        tasks=task_ids)
+
+
+def _open_eval(paths: EvalPaths, settings: EvalSettings, restart: bool) -> None:
+    if restart and paths.root.exists():
+        for name in ("settings.json", "journal.jsonl", *RESULT_FILES):
+            (paths.root / name).unlink(missing_ok=True)
+        for sub in (paths.ledgers, paths.trajectories, paths.tests):
+            shutil.rmtree(sub, ignore_errors=True)
+    if paths.settings.is_file():
+        before = EvalSettings.model_validate_json(paths.settings.read_text(encoding="utf-8"))
+        if before.model_dump(exclude={"tasks"}) != settings.model_dump(exclude={"tasks"}):
+            changed = sorted(k for k in settings.solver if before.solver.get(k) != settings.solver.get(k))
+            if before.dataset != settings.dataset:
+                changed.insert(0, "dataset")
+            raise SolverInputError(f"{paths.root} holds an eval with other settings ({', '.join(changed)}); "
+                                   "pass --restart to discard it, or choose another --out")
+    paths.root.mkdir(parents=True, exist_ok=True)
+    write_text(paths.settings, settings.model_dump_json(indent=2) + "\n")
+
+
+def _spent(paths: EvalPaths) -> float:
+    """USD of every call this eval directory has recorded, aborted attempts included."""
+    if not paths.ledgers.is_dir():
+        return 0.0
+    return sum(e.cost_usd or 0.0 for p in sorted(paths.ledgers.glob("*.jsonl")) for e in Ledger.read(p) if e.ok)
+
+
+def _set_aside(path: Path) -> None:
+    """Keep a killed attempt's file under another name (its calls were made; its spend counts)."""
+    if not path.exists():
+        return
+    n = 1
+    while (aside := path.with_name(f"{path.stem}.aborted-{n}{path.suffix}")).exists():
+        n += 1
+    path.rename(aside)
+
+
+def _record(solved: TaskSolve, paths: EvalPaths) -> TaskRecord:
+    solve = solved.solve
+    test_path = solve.target.test_path
+    text = solve.files.get(test_path)
+    artifacts = {"trajectory": paths.rel(paths.trajectory(solved.task_id)),
+                 "ledger": paths.rel(paths.ledger(solved.task_id))}
+    if text is not None:
+        saved = paths.tests / solved.task_id / Path(test_path).name
+        write_text(saved, text)
+        artifacts["tests"] = paths.rel(saved)
+    return TaskRecord(
+        task_id=solved.task_id, status=TaskStatus.GRADED,
+        grade=RewardBreakdown.from_details(solved.grade.reward, solved.grade.details),
+        stop_reason=solve.stop_reason.value, stop_detail=solve.detail, rounds=solve.rounds, calls=solve.calls,
+        prompt_tokens=solve.prompt_tokens, completion_tokens=solve.completion_tokens, cost_usd=solve.cost_usd,
+        unpriced_calls=solve.unpriced_calls, duration_sec=solve.duration_sec + solved.grade.duration_sec,
+        test_path=test_path, final_tests=text,
+        last_tests=solve.last_report.summary() if solve.last_report else None, artifacts=artifacts)
+
+
+def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
+             hooks_for: Callable[[str], SolverHooks] | None = None, progress: Callable[[str], None] | None = None,
+             restart: bool = False, only: list[str] | None = None) -> EvalResults:
+    """Solve and grade every task of `dataset` not yet in `out`'s journal; write the three result files."""
+    say = progress or (lambda _m: None)
+    data = DatasetPaths(dataset)
+    task_ids = data.task_ids()
+    if only:
+        unknown = sorted(set(only) - set(task_ids))
+        if unknown:
+            raise SolverInputError(f"no such task in {dataset}: {', '.join(unknown)}")
+        task_ids = [t for t in task_ids if t in set(only)]
+    if not task_ids:
+        raise SolverInputError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
+    paths = EvalPaths(out)
+    _open_eval(paths, _settings(dataset, config, task_ids), restart)
+    journal: Journal[TaskRecord] = Journal(paths.journal, TaskRecord, "task_id")
+    done = journal.load()
+    not_run: list[str] = []
+    for index, task_id in enumerate(task_ids):
+        if task_id in done:
+            say(f"{task_id}: done before (reward {done[task_id].reward:g}), skipped")
+            continue
+        spent = _spent(paths)
+        if config.max_spend_usd is not None and spent >= config.max_spend_usd:
+            not_run = [t for t in task_ids[index:] if t not in done]
+            say(f"spend ceiling ${config.max_spend_usd:g} reached (${spent:.4f}); {len(not_run)} task(s) not run")
+            break
+        say(f"{task_id}: solving ({index + 1}/{len(task_ids)})")
+        _set_aside(paths.ledger(task_id))
+        _set_aside(paths.trajectory(task_id))
+        ledger = Ledger(paths.ledger(task_id))
+        try:
+            solved = solve_task(data.task(task_id), config, build_clients(config, ledger, spent_before_usd=spent),
+                                ledger, docker=docker, hooks=hooks_for(task_id) if hooks_for else None,
+                                trajectory=Trajectory(paths.trajectory(task_id)), spent_before_usd=spent)
+            record = _record(solved, paths)
+        except SandboxError as exc:
+            record = TaskRecord(task_id=task_id, status=TaskStatus.ERROR, error=str(exc))
+        journal.append(record)
+        done[task_id] = record
+        say(f"{task_id}: reward {record.reward:g} ({record.stop_reason or record.error})")
+        if record.stop_reason == StopReason.SPEND_LIMIT.value:
+            not_run = [t for t in task_ids[index + 1:] if t not in done]
+            if not_run:
+                say(f"spend ceiling reached; {len(not_run)} task(s) not run")
+            break
+    records = [done[t] for t in task_ids if t in done]
+    settings = EvalSettings.model_validate_json(paths.settings.read_text(encoding="utf-8"))
+    results = EvalResults(settings=settings, totals=totals(records), tasks=records, not_run=not_run)
+    write_results(results, paths)
+    return results
+
+
+def write_results(results: EvalResults, paths: EvalPaths) -> None:
+    """results.json, then results.md, then report.html (which embeds the other two and the artifacts)."""
+    write_text(paths.results_json, json.dumps(results.model_dump(mode="json"), indent=2) + "\n")
+    write_text(paths.results_md, render_markdown(results))
+    write_text(paths.report_html, render_html(results, paths.root))

@@ -1,0 +1,139 @@
+"""The eval's records and totals: one `TaskRecord` per task (journaled as it finishes), `EvalResults` on disk.
+
+Totals, as the report states them:
+- solve rate: tasks with reward exactly 1.0, over all tasks (a task whose run errored counts as unsolved);
+- mean reward: over all tasks, an errored task counting 0;
+- mean coverage gain: the verifier's `cov` (the fraction of the lines the existing suite leaves uncovered
+  that the submission covers), averaged over the tasks that have such lines — a task whose function the
+  suite already covers fully has nothing to gain and would only pull the mean to 1.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+from statistics import fmean
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# results.json and journal line format. 1: first version.
+RESULTS_SCHEMA_VERSION = 1
+
+
+class TaskStatus(StrEnum):
+    GRADED = "graded"  # the solver ran and the verifier wrote a reward
+    ERROR = "error"  # the task could not be run (image build, sandbox failure)
+
+
+class RewardBreakdown(BaseModel):
+    """The verifier's reward-details.json, the parts a report shows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reward: float | None
+    b_pass: float | None = None
+    b_fail: float | None = None
+    cov: float | None = None
+    n_cases: int | None = None
+    coverage_targets: int | None = Field(None, description="Lines the cov term measures (0: nothing to gain).")
+    reason: str | None = None
+
+    @classmethod
+    def from_details(cls, reward: float | None, details: dict[str, Any]) -> "RewardBreakdown":
+        coverage = details.get("coverage") or {}
+        targets = coverage.get("targets")
+        return cls(reward=reward, b_pass=details.get("b_pass"), b_fail=details.get("b_fail"), cov=details.get("cov"),
+                   n_cases=details.get("n_cases"), coverage_targets=len(targets) if isinstance(targets, list) else None,
+                   reason=details.get("reason"))
+
+
+class TaskRecord(BaseModel):
+    """One task's eval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    task_id: str
+    status: TaskStatus
+    error: str | None = None
+    grade: RewardBreakdown | None = None
+    stop_reason: str | None = None
+    stop_detail: str = ""
+    rounds: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    duration_sec: float = 0.0
+    test_path: str | None = None
+    final_tests: str | None = Field(None, description="The test file the solver left, as graded.")
+    last_tests: str | None = Field(None, description="Summary of the solver's last run of its tests.")
+    artifacts: dict[str, str] = Field(default_factory=dict, description="Name → path relative to the eval dir.")
+
+    @property
+    def reward(self) -> float:
+        return self.grade.reward if self.grade and self.grade.reward is not None else 0.0
+
+    @property
+    def solved(self) -> bool:
+        return self.reward == 1.0
+
+
+class EvalTotals(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: int
+    graded: int
+    errors: int
+    solved: int
+    solve_rate: float | None = Field(description="Tasks with reward 1.0 / tasks.")
+    mean_reward: float | None
+    mean_coverage_gain: float | None = Field(description="Mean cov over tasks with coverage targets.")
+    coverage_tasks: int = Field(description="Tasks the coverage mean is over.")
+    rounds: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    unpriced_calls: int
+    stop_reasons: dict[str, int]
+
+
+class EvalSettings(BaseModel):
+    """What an eval run was started with; a resumed run must match it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    dataset: str
+    solver: dict[str, Any] = Field(description="The SolverConfig, prices and secrets excluded.")
+    tasks: list[str]
+
+
+class EvalResults(BaseModel):
+    """results.json."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    settings: EvalSettings
+    totals: EvalTotals
+    tasks: list[TaskRecord]
+    not_run: list[str] = Field(default_factory=list, description="Tasks the spend ceiling kept from running.")
+
+
+def totals(records: list[TaskRecord]) -> EvalTotals:
+    n = len(records)
+    graded = [r for r in records if r.status is TaskStatus.GRADED]
+    with_targets = [r.grade.cov for r in graded if r.grade and r.grade.coverage_targets and r.grade.cov is not None]
+    solved = sum(r.solved for r in records)
+    return EvalTotals(
+        tasks=n, graded=len(graded), errors=n - len(graded), solved=solved,
+        solve_rate=solved / n if n else None, mean_reward=fmean(r.reward for r in records) if n else None,
+        mean_coverage_gain=fmean(with_targets) if with_targets else None, coverage_tasks=len(with_targets),
+        rounds=sum(r.rounds for r in records), calls=sum(r.calls for r in records),
+        prompt_tokens=sum(r.prompt_tokens for r in records), completion_tokens=sum(r.completion_tokens for r in records),
+        cost_usd=sum(r.cost_usd for r in records), unpriced_calls=sum(r.unpriced_calls for r in records),
+        stop_reasons=dict(sorted(Counter(r.stop_reason or r.status.value for r in records).items())))

@@ -1,0 +1,99 @@
+"""Fixtures of the solver tests: the scripted model server (tests/llm, reused by path), a local sandbox
+prepared once for the tiny package of `solver_kit`, and `solve_tiny` to drive the loop through it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_llm = _load("r2e_llm_fixtures", TESTS / "llm" / "conftest.py")
+kit = _load("r2e_solver_kit", TESTS / "solver" / "solver_kit.py")
+
+scripted = _llm.scripted
+scripted_server = _llm.scripted_server
+make_llm_client = _llm.make_llm_client
+
+
+@pytest.fixture
+def solver_kit() -> ModuleType:
+    return kit
+
+
+@pytest.fixture(scope="session")
+def tiny_sandbox(tmp_path_factory: pytest.TempPathFactory, r2e_cache: Path):
+    """A local sandbox (venv with pytest + coverage) prepared once for the tiny package."""
+    from repo2rlenv.sandbox.base import Limits
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    repo = tmp_path_factory.mktemp("tinyshop") / "repo"
+    for rel, text in kit.TINY_FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    sandbox = LocalSandbox(limits=Limits(timeout_sec=120, memory_mb=2048), cache_dir=r2e_cache)
+    sandbox.prepare(repo)
+    return sandbox
+
+
+class TinySolve:
+    """Runs the solver on the tiny package against a scripted server; keeps what it needs to assert on."""
+
+    def __init__(self, sandbox: Any, tmp_path: Path):
+        self.sandbox = sandbox
+        self.tmp_path = tmp_path
+        self.ledger: Any = None
+        self.trajectory_path = tmp_path / "trajectory.jsonl"
+        self.events: list[tuple[str, Any]] = []
+
+    def __call__(self, server: Any, **settings: Any):
+        from repo2rlenv.llm import Ledger
+        from repo2rlenv.solver.clients import build_clients
+        from repo2rlenv.solver.config import SolverConfig
+        from repo2rlenv.solver.edits import OnlyPaths
+        from repo2rlenv.solver.events import SolverHooks, Trajectory
+        from repo2rlenv.solver.loop import Solver
+        from repo2rlenv.solver.target import target_from_instruction
+
+        config = SolverConfig.model_validate({"model": kit.MODEL, "base_url": server.base_url,
+                                              "api_key_env": _llm.KEY_ENV, "llm_max_retries": 0,
+                                              "test_timeout_sec": 30, **settings})
+        self.ledger = Ledger(self.tmp_path / "ledger.jsonl")
+        hooks = SolverHooks(
+            on_stream=lambda role, text: self.events.append(("stream", role)),
+            on_tool_call=lambda e: self.events.append(("tool_call", e.tool)),
+            on_tool_result=lambda e: self.events.append(("tool_result", e.tool)),
+            on_round_end=lambda s: self.events.append(("round_end", s)))
+        solver = Solver(build_clients(config, self.ledger), config, self.ledger, hooks=hooks,
+                        trajectory=Trajectory(self.trajectory_path))
+        text = kit.instruction()
+        target = target_from_instruction(text)
+        with self.sandbox.open() as session:
+            result = solver.solve(text, target, session, OnlyPaths([target.test_path]))
+            self.workspace_file = (Path(session.workspace) / kit.TEST_PATH)
+            self.final_text = self.workspace_file.read_text() if self.workspace_file.exists() else None
+        return result
+
+
+@pytest.fixture
+def solve_tiny(tiny_sandbox: Any, tmp_path: Path) -> Callable[..., Any]:
+    """`solve_tiny(server, **SolverConfig overrides)` → SolveResult; `.ledger`, `.events`, `.final_text` after."""
+    return TinySolve(tiny_sandbox, tmp_path)

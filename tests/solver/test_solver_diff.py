@@ -1,0 +1,116 @@
+"""Diff mode: changed lines of a unified diff, the functions they touch, and `solve --repo --git-base` end
+to end (scripted model over HTTP, the local sandbox), whose patch only adds a new test file."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo2rlenv.solver.cli_commands import solve
+from repo2rlenv.solver.diff_mode import changed_functions, new_file_patch
+from repo2rlenv.solver.diffscan import parse_diff
+
+
+GIT_DIFF = """\
+diff --git a/pkg/core.py b/pkg/core.py
+index 111..222 100644
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -3,4 +3,5 @@ def a():
+ def b(x):
+-    return x
++    y = x + 1
++    return y
+ 
+@@ -20,3 +21,2 @@ def c():
+     keep = 1
+-    gone = 2
+     return keep
+diff --git a/pkg/new.py b/pkg/new.py
+new file mode 100644
+--- /dev/null
++++ b/pkg/new.py
+@@ -0,0 +1,2 @@
++def fresh():
++    return 1
+diff --git a/pkg/old.py b/pkg/old.py
+deleted file mode 100644
+--- a/pkg/old.py
++++ /dev/null
+@@ -1 +0,0 @@
+-x = 1
+"""
+
+
+def test_parse_diff_gives_new_side_lines_of_additions_and_deletions():
+    files = parse_diff(GIT_DIFF)
+    assert [(f.path, f.deleted) for f in files] == [("pkg/core.py", False), ("pkg/new.py", False), ("pkg/old.py", True)]
+    core, new, _ = files
+    assert core.lines == [4, 5, 22]  # 4-5 added; the deleted `gone = 2` stood at new line 22
+    assert new.lines == [1, 2]
+    assert core.text.startswith("diff --git a/pkg/core.py") and "-    gone = 2" in core.text and "fresh" not in core.text
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def _repo_with_change(root: Path, files: dict[str, str]) -> Path:
+    """A git repo whose HEAD has `discounted` without its 0-percent branch; the working tree is `files`."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text.replace("    if percent == 0:\n        return price\n", ""))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "v1")
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    return root
+
+
+def test_changed_functions_are_those_whose_lines_the_diff_touched(tmp_path, solver_kit):
+    repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
+    changes, skipped = changed_functions(repo, _git(repo, "diff", "HEAD"))
+    assert skipped == []
+    assert [(c.target.qualname, c.target.module, c.target.test_path, c.target.import_roots) for c in changes] == [
+        ("discounted", "tinyshop.prices", "tests/test_r2e_prices_discounted.py", [""])]
+    assert "+    if percent == 0:" in changes[0].diff
+
+
+def test_new_file_patch_applies_with_git(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    patch = new_file_patch({"tests/test_a.py": "a = 1\nb = 2\n", "tests/unit/test_b.py": "no newline"})
+    (tmp_path / "p.diff").write_text(patch)
+    _git(repo, "apply", str(tmp_path / "p.diff"))
+    assert (repo / "tests/test_a.py").read_text() == "a = 1\nb = 2\n"
+    assert (repo / "tests/unit/test_b.py").read_text() == "no newline"
+
+
+def test_solve_git_base_writes_a_patch_that_only_adds_a_test_file(tmp_path, monkeypatch, scripted, scripted_server,
+                                                                   solver_kit, r2e_cache, tiny_sandbox):
+    # `tiny_sandbox` prepared the venv for exactly these files in the same cache: diff mode reuses it.
+    monkeypatch.setenv("REPO2RLENV_CACHE", str(r2e_cache))
+    repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
+    test_path = "tests/test_r2e_prices_discounted.py"
+    scripted_server.responder = solver_kit.task_responder(scripted, {test_path: solver_kit.GOOD_TESTS})
+    out, patch = tmp_path / "out", tmp_path / "tests.patch"
+    result = CliRunner().invoke(solve, [
+        "--repo", str(repo), "--git-base", "HEAD", "--llm", solver_kit.MODEL, "--llm-base-url", scripted_server.base_url,
+        "--api-key-env", "R2E_TEST_LLM_KEY", "--sandbox", "local", "--out", str(out), "--patch", str(patch)])
+    assert result.exit_code == 0, result.output + result.stderr
+
+    generate = scripted_server.requests[1].text()
+    assert "+    if percent == 0:" in generate and f"**`{test_path}`**" in generate
+    text = patch.read_text()
+    assert text.count("diff --git") == 1 and f"+++ b/{test_path}" in text and "new file mode" in text
+    _git(repo, "apply", "--check", str(patch))
+    _git(repo, "apply", str(patch))
+    assert (repo / test_path).read_text() == solver_kit.GOOD_TESTS
+    assert _git(repo, "status", "--porcelain", "--", "tests/test_prices.py") == ""  # never overwritten
+    assert (out / "ledger.jsonl").is_file()
+    assert len(list((out / "trajectories").glob("*.jsonl"))) == 1
