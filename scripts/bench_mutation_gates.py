@@ -55,7 +55,8 @@ def load() -> str:
 def outcome(cand: Candidate) -> str:
     if cand.status == "dropped":
         return cand.skip_reason or "dropped"
-    return "killed (kept, flagged)" if cand.killed else "survived"
+    # Killed mutants are kept and flagged by the gates; the pipeline drops them when require_surviving.
+    return "killed" if cand.killed else "survived"
 
 
 def verdict(cand: Candidate) -> tuple:

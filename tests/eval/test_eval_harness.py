@@ -1,0 +1,161 @@
+"""`repo2rlenv eval` on tasks generated from examples/minicart, with the model scripted over HTTP: the
+results table and files, the totals, resuming a killed eval, and report.html rendered in headless Chromium
+(totals read from the rendered page; every download link carries its artifact's exact bytes, offline)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo2rlenv.eval.harness import EvalPaths
+from repo2rlenv.solver.cli_commands import eval_command
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def evaluated(docker_ready, r2e_cache, tmp_path_factory, scripted_module, solver_kit):
+    """One eval of two tasks: the first answered with its oracle tests (reward 1), the second with tests
+    that pin nothing down (reward 0). Module-scoped: the tests below read what it wrote."""
+    scripted, kit = scripted_module, solver_kit
+    dataset = kit.ensure_dataset(r2e_cache)
+    first, second = kit.task_dirs(dataset)
+    replies = {kit.oracle_text(first)[0]: kit.oracle_text(first)[1], kit.oracle_text(second)[0]: kit.weak_tests(second)}
+    out = tmp_path_factory.mktemp("eval") / "run"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("R2E_TEST_LLM_KEY", "sk-scripted-test")
+    patch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    patch.setenv("R2E_PRICE_OPENAI_SCRIPTED", "1.0,2.0")
+    try:
+        with scripted.ScriptedServer(responder=kit.task_responder(scripted, replies)) as server:
+            args = [str(dataset), "--llm", kit.MODEL, "--llm-base-url", server.base_url,
+                    "--api-key-env", "R2E_TEST_LLM_KEY", "--out", str(out)]
+            result = CliRunner().invoke(eval_command, args)
+            yield {"result": result, "out": out, "dataset": dataset, "tasks": (first.name, second.name),
+                   "server": server, "args": args, "replies": replies}
+    finally:
+        patch.undo()
+
+
+def test_eval_prints_the_table_and_writes_the_results(evaluated):
+    result, out = evaluated["result"], evaluated["out"]
+    first, second = evaluated["tasks"]
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "solve rate 50.0% (1/2), mean reward 0.500" in result.stderr
+    assert first in result.stderr and second in result.stderr  # the results table
+
+    data = json.loads((out / "results.json").read_text())
+    totals = data["totals"]
+    assert (totals["tasks"], totals["solved"], totals["solve_rate"], totals["mean_reward"]) == (2, 1, 0.5, 0.5)
+    assert totals["calls"] == 4 and totals["stop_reasons"] == {"solved": 2}
+    # Every reply reports 100 prompt + 50 completion tokens at $1/$2 per million: $0.0002 per call.
+    assert totals["cost_usd"] == pytest.approx(4 * 0.0002)
+    rows = {t["task_id"]: t for t in data["tasks"]}
+    assert rows[first]["grade"]["reward"] == 1.0 and rows[first]["grade"]["b_fail"] == 1.0
+    assert rows[second]["grade"]["reward"] == 0.0
+    assert "fails on B" in rows[second]["grade"]["reason"]  # the verifier's why, kept in the record
+    assert rows[second]["final_tests"] == evaluated["replies"][rows[second]["test_path"]]
+    md = (out / "results.md").read_text()
+    assert "| 2 | 1 | 50.0% | 0.500 |" in md
+    assert f"| {first} | 1.000 | 1.000 | 1.000 |" in md
+
+
+def test_a_killed_eval_resumes_with_the_unfinished_task(evaluated, tmp_path):
+    first, second = evaluated["tasks"]
+    out = tmp_path / "resumed"
+    shutil.copytree(evaluated["out"], out)
+    paths = EvalPaths(out)
+    # What a kill during the second task leaves: its journal line missing, its ledger half written.
+    lines = paths.journal.read_text().splitlines()
+    assert [json.loads(line)["task_id"] for line in lines] == [first, second]
+    paths.journal.write_text(lines[0] + "\n")
+    for name in ("results.json", "results.md", "report.html"):
+        (out / name).unlink()
+    server = evaluated["server"]
+    before = len(server.requests)
+    args = [a if a != str(evaluated["out"]) else str(out) for a in evaluated["args"]]
+    result = CliRunner().invoke(eval_command, args)
+    assert result.exit_code == 0, result.output + result.stderr
+
+    assert f"{first}: done before (reward 1), skipped" in result.stderr
+    resent = [r.text() for r in server.requests[before:]]
+    second_path = next(p for p in evaluated["replies"] if f"`{p}`" in resent[-1])
+    assert len(resent) == 2 and all(f"`{second_path}`" in text for text in resent)  # only the unfinished task
+    assert (paths.ledgers / f"{second}.aborted-1.jsonl").is_file()
+    totals = json.loads(paths.results_json.read_text())["totals"]
+    assert (totals["solved"], totals["mean_reward"]) == (1, 0.5)
+
+
+class _Page(HTMLParser):
+    """Text of elements by id, and download links, from a rendered DOM."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_id: dict[str, str] = {}
+        self.links: list[dict[str, str]] = []
+        self.urls: list[str] = []
+        self._open: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name in ("src", "href"):
+            if attrs.get(name):
+                self.urls.append(attrs[name])
+        if tag == "a" and "download" in (attrs.get("class") or ""):
+            self.links.append(attrs)
+        if attrs.get("id"):
+            self._open.append(attrs["id"])
+            self.by_id[attrs["id"]] = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "p", "ul", "table") and self._open:
+            self._open.pop()
+
+    def handle_data(self, data):
+        if self._open:
+            self.by_id[self._open[-1]] += data
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI requires Debian's chromium for the report test (apt-get install chromium)")
+        pytest.skip("chromium not installed; this test fails instead of skipping when CI is set")
+    return exe
+
+
+def test_report_html_renders_the_totals_and_carries_every_artifact(evaluated, tmp_path):
+    out: Path = evaluated["out"]
+    proc = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--no-first-run", "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}",
+         "--virtual-time-budget=2000", "--dump-dom", (out / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0 and "<table" in proc.stdout, proc.stderr[-2000:]
+    page = _Page()
+    page.feed(proc.stdout)
+
+    totals = {k: page.by_id[f"total-{k}"].strip() for k in ("tasks", "solved", "solve-rate", "mean-reward")}
+    assert totals == {"tasks": "2", "solved": "1", "solve-rate": "50.0%", "mean-reward": "0.500"}
+    assert page.by_id["total-mean-coverage-gain"].strip().startswith(("n/a", "1.000 over 1 task"))
+    # Self-contained: every URL in the page is a data: URL.
+    assert page.urls and all(url.startswith("data:") for url in page.urls)
+    by_path = {link["data-path"]: link for link in page.links}
+    first, second = evaluated["tasks"]
+    expected = {"results.json", "results.md"} | {f"{kind}/{task}.jsonl" for kind in ("ledgers", "trajectories")
+                                                 for task in (first, second)}
+    assert expected <= set(by_path)
+    assert any(p.startswith(f"tests/{first}/") for p in by_path)
+    for rel, link in by_path.items():
+        payload = link["href"].split(",", 1)[1]
+        assert base64.b64decode(payload) == (out / rel).read_bytes(), rel
+        assert link["download"] == Path(rel).name
