@@ -146,3 +146,24 @@ def task_responder(scripted: Any, replies: dict[str, str]) -> Callable[[Any], An
         return scripted.error(400)
 
     return respond
+
+
+# ---------------------------------------------------------------------------- real Harbor
+
+def harbor_venv() -> Path:
+    return Path(os.environ.get("R2E_HARBOR_VENV", "/opt/r2e-harbor"))
+
+
+def harbor_problem(base_image: str) -> str | None:
+    """Why real Harbor with podman cannot run here (scripts/harbor_setup.sh sets it up), or None."""
+    import shutil
+
+    for tool in ("python", "harbor", "podman-compose"):
+        if not (harbor_venv() / "bin" / tool).exists():
+            return f"{harbor_venv()}/bin/{tool} missing (bash scripts/harbor_setup.sh)"
+    if shutil.which("podman") is None:
+        return "podman not installed (bash scripts/harbor_setup.sh)"
+    image = subprocess.run(["podman", "image", "exists", base_image], capture_output=True, timeout=60, check=False)
+    if image.returncode != 0:
+        return f"base image {base_image} not in podman's store (bash scripts/harbor_setup.sh)"
+    return None

@@ -32,6 +32,19 @@ from repo2rlenv.taskdir import DatasetPaths, TaskPaths
 PIPELINE_VERSION = "0.1.0"
 
 
+def _siblings_index(candidates: list[Candidate]):
+    """`siblings_of(cand)`: the other candidates touching the same function, in try order."""
+    by_function: dict[str, list[Candidate]] = {}
+    for cand in candidates:
+        by_function.setdefault(f"{cand.function.path}::{cand.function.qualname}", []).append(cand)
+
+    def siblings_of(cand: Candidate) -> list[Candidate]:
+        key = f"{cand.function.path}::{cand.function.qualname}"
+        return [c for c in by_function.get(key, []) if c.candidate_id != cand.candidate_id and c.strategy == "mutation"]
+
+    return siblings_of
+
+
 class TestSynthesisPipeline:
     """Tasks where the agent writes tests that pass on A and fail on a hidden B."""
 
@@ -77,7 +90,7 @@ class TestSynthesisPipeline:
                 tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
                 base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options),
-                llm_client=client))
+                llm_client=client, gates=gates, siblings_of=_siblings_index(candidates)))
             processed = self._process(ctx, options, gates, synth, candidates, result)
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")

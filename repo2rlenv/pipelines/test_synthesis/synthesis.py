@@ -40,6 +40,8 @@ class SynthesisContext:
     install: InstallPlan
     validator: Callable[[Path], Any] | None
     llm_client: Any = None  # a repo2rlenv.llm ChatClient when --llm is given
+    gates: Any = None  # the run's GateRunner, for sibling mutants
+    siblings_of: Callable[[Candidate], list[Candidate]] | None = None  # other candidates of the same function
 
 
 def tests_dir(baseline: BaselineReport) -> str:
@@ -88,6 +90,25 @@ class Synthesizer:
             if run.results and not run.not_passed() and not run.timed_out:
                 return level, unified_diff(path, source, rewritten)
         return None
+
+    def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> list[Candidate]:
+        """Up to `siblings` more changes of the same function that the suite misses and the oracle catches,
+        so a submission graded against all of them cannot overfit one change."""
+        ctx, want = self.ctx, self.ctx.options.siblings
+        if want <= 0 or ctx.gates is None or ctx.siblings_of is None:
+            return []
+        found: list[Candidate] = []
+        # Look a little further than needed: some siblings are killed or escape the oracle.
+        for other in ctx.siblings_of(cand)[: want * 4]:
+            probe = ctx.gates.check(other.model_copy(deep=True))
+            if probe.status != "kept" or probe.killed:
+                continue
+            run = self._run_tests({**other.files_b, test_path: oracle}, [test_path], coverage=False)
+            if run.results and not run.passed() and not run.timed_out:
+                found.append(other)
+            if len(found) == want:
+                break
+        return found
 
     def oracle_kind(self) -> str:
         """`auto` means differential without a model and hybrid with one (issue 5)."""
@@ -145,6 +166,7 @@ class Synthesizer:
             cand.drop(SkipReason.aprime_broken)
             return None
         level, aprime_diff = aprime
+        siblings = self._siblings(cand, test_path, oracle)
         config = VerifierConfig(
             submission=test_path, target_file=func.path, target_qualname=func.qualname,
             function_lines=cand.baseline.function_lines if cand.baseline else list(func.body_lines),
@@ -152,7 +174,7 @@ class Synthesizer:
             import_roots=ctx.install.import_roots, reward_mode=opts.reward_mode,
             coverage_weight=opts.coverage_weight, min_new_tests=opts.min_new_tests, max_test_loc=opts.max_test_loc,
             run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
-            variants=VariantDiffs(),
+            variants=VariantDiffs(siblings=[f"siblings/{i:02d}.diff" for i in range(1, len(siblings) + 1)]),
         )
         spec = TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
@@ -160,7 +182,7 @@ class Synthesizer:
             oracle_source=oracle, oracle_kind=oracle_kind, oracle_attempts=attempts, synthesis_llm=model,
             aprime_diff=aprime_diff, aprime_level=level,
             verifier_config=config.model_dump(mode="json"), base_image=ctx.base_image, install=ctx.install,
-            existing_test_files=_existing_test_files(cand),
+            existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],
         )
         task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)
         if ctx.validator is not None:
