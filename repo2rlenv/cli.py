@@ -65,13 +65,14 @@ def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--harbor-verifier", type=click.Choice(["separate", "shared"]), default=None,
                      help="separate (default): grade in a fresh container (Harbor >= 0.13); shared: older form."),
         click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout."),
+        click.option("-v", "--verbose", is_flag=True, help="Also list every baseline test's outcome and stage timings."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
 
 
-def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool) -> int:
+def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool, verbose: bool = False) -> int:
     from repo2rlenv.config import build_config, load_config_file, parse_pipeline_opts
     from repo2rlenv.generate import run_generate
     from repo2rlenv.progress import Reporter
@@ -86,7 +87,7 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
         opts.setdefault("harbor_verifier", verifier_mode)
     flags["pipeline_opts"] = opts
     config = build_config(file_values, flags)
-    reporter = Reporter(quiet=as_json)
+    reporter = Reporter(quiet=as_json, verbose=verbose)
     result = run_generate(config, reporter)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
@@ -95,9 +96,9 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
 
 @main.command()
 @_generate_options
-def generate(config_file: Path | None, as_json: bool, **flags: Any) -> None:
+def generate(config_file: Path | None, as_json: bool, verbose: bool, **flags: Any) -> None:
     """Mine broken/fixed pairs of a repo and write Harbor tasks."""
-    _guard(lambda: _run_generate(flags, config_file, as_json))
+    _guard(lambda: _run_generate(flags, config_file, as_json, verbose))
 
 
 @main.command()

@@ -118,7 +118,8 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         metadata=Metadata(difficulty=_difficulty(cand), keywords=keywords, repo2env=Repo2EnvMeta(
             pipeline_version=spec.pipeline_version, repo=spec.repo, ref=spec.ref, content_hash=content,
             synthesis_llm=spec.synthesis_llm, test_synthesis=meta)),
-        agent=AgentSection(timeout_sec=options.agent_timeout_sec),
+        agent=AgentSection(timeout_sec=options.agent_timeout_sec,
+                           network_mode="no-network" if options.agent_network == "no-network" else None),
         verifier=VerifierSection(timeout_sec=options.verifier_timeout_sec,
                                  environment_mode="separate" if separate else None),
         environment=EnvironmentSection(build_timeout_sec=900, cpus=max(1.0, options.cpus),

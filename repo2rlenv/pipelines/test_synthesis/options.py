@@ -77,6 +77,10 @@ class TestSynthesisOptions(BaseModel):
         "separate", description="`separate`: Harbor grades in a fresh container (Harbor >= 0.13); `shared`: older form."
     )
     agent_timeout_sec: float = Field(1800, gt=0, description="[agent] timeout_sec in task.toml.")
+    # An egress guard for the agent: with "no-network" Harbor (>= 0.2x network policies) runs the agent
+    # with no network, so nothing can be fetched from outside (a newer release of the repo, say).
+    agent_network: Literal["default", "no-network"] = Field(
+        "default", description="`no-network` writes [agent] network_mode so Harbor cuts the agent off the network.")
     verifier_timeout_sec: float = Field(600, gt=0, description="[verifier] timeout_sec in task.toml.")
     verifier_run_timeout_sec: float = Field(120, gt=0, description="Wall clock of one pytest run inside the verifier.")
     validate_tasks: bool = Field(True, description="Run every emitted task as Harbor would before keeping it.")

@@ -232,7 +232,9 @@ class TestSynthesisPipeline:
             rep.info(f"  quarantined {nodeid}: {why}")
         if rep.verbose:
             for nodeid in baseline.stable_passing:
-                rep.info(f"  passed {nodeid}")
+                rep.info(f"  passed  {nodeid}")
+            for nodeid in baseline.skipped:
+                rep.info(f"  skipped {nodeid}")
 
     def _report_functions(self, ctx: RunContext, baseline: BaselineReport, functions: list[FunctionRecord]) -> None:
         rows = []

@@ -67,6 +67,7 @@ class Metadata(_Model):
 
 class AgentSection(_Model):
     timeout_sec: float
+    network_mode: Literal["no-network"] | None = Field(None, description="Harbor's per-phase network policy.")
 
 
 class VerifierSection(_Model):

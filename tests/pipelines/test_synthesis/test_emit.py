@@ -100,3 +100,11 @@ def test_rewriting_a_task_replaces_it_whole(spec_and_repo, tmp_path):
     (task.root / "stray.txt").write_text("left from an older version")
     again = write_task(spec, options, root, tmp_path / "tasks")
     assert not (again.root / "stray.txt").exists()
+
+
+def test_agent_network_guard(spec_and_repo, tmp_path):
+    spec, root = spec_and_repo
+    guarded = write_task(spec, TestSynthesisOptions(agent_network="no-network"), root, tmp_path / "a")
+    assert TaskToml.from_toml(guarded.task_toml.read_text()).agent.network_mode == "no-network"
+    plain = write_task(spec, TestSynthesisOptions(), root, tmp_path / "b")
+    assert "network_mode" not in plain.task_toml.read_text()
