@@ -280,6 +280,9 @@ def describe_target(module, qualname):
     """Kind, flags and signature of the target (methods without their receiver parameter)."""
     name = qualname.rsplit(".", 1)[-1]
     owner_name = qualname.rsplit(".", 1)[0] if "." in qualname else None
+    if owner_name is not None and name.startswith("__") and not name.endswith("__"):
+        # A name-mangled method is private to its class: no public-API test can call it directly.
+        raise LookupError("%s is a private name-mangled method" % qualname)
     kind, owner, func = "function", None, None
     if owner_name is not None:
         owner = resolve(module, owner_name)
