@@ -155,8 +155,9 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
 def _register_commands() -> None:
     # Command groups that live with their feature; importing them loads no heavy library.
     from repo2rlenv.hub.cli_commands import COMMANDS as HUB_COMMANDS
+    from repo2rlenv.solver.cli_commands import COMMANDS as SOLVER_COMMANDS
 
-    for command in HUB_COMMANDS:
+    for command in [*HUB_COMMANDS, *SOLVER_COMMANDS]:
         main.add_command(command)
 
 

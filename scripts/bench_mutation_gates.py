@@ -74,6 +74,7 @@ def table(title: str, rows: list[tuple], header: tuple) -> None:
 
 
 def run_ours(args, sandbox: DockerSandbox, repo: Path):
+    """Baseline, mining and the first gating run; the session stays open for the second run and (d)."""
     say(f"\n== (a) ours: BatchGateRunner in Docker (network none, cpus={args.cpus}, workers={args.workers}) "
         f"[{load()}]")
     session = sandbox.open()
@@ -85,15 +86,21 @@ def run_ours(args, sandbox: DockerSandbox, repo: Path):
     options = TestSynthesisOptions(strategy="mutation", seed=args.seed)
     candidates, _, functions = mine_mutations(repo, baseline, options, sandbox.plan.import_roots)
     t_mine = time.monotonic() - start
+    sample, gates, t_gate = gate_once(args, runner, baseline, candidates)
+    say(f"baseline {t_baseline:.1f}s ({len(baseline.stable_passing)} stable tests), mining {t_mine:.1f}s "
+        f"({len(functions)} functions, {len(candidates)} mutants)")
+    return session, runner, baseline, candidates, sample, gates, (t_baseline, t_mine, t_gate)
+
+
+def gate_once(args, runner: SuiteRunner, baseline, candidates: list[Candidate]):
     sample = [c.model_copy(deep=True) for c in candidates[:args.mutants]]
     gates = BatchGateRunner(runner, baseline, timeout=args.timeout, workers=args.workers)
     start = time.monotonic()
     gates.check_many(sample)
-    t_gate = time.monotonic() - start
-    say(f"baseline {t_baseline:.1f}s ({len(baseline.stable_passing)} stable tests), mining {t_mine:.1f}s "
-        f"({len(functions)} functions, {len(candidates)} mutants), gating {len(sample)} mutants {t_gate:.1f}s "
-        f"(worker warm-up {gates.last_summary.get('warmup_sec', '?')}s)")
-    return session, runner, baseline, candidates, sample, gates, (t_baseline, t_mine, t_gate)
+    elapsed = time.monotonic() - start
+    say(f"gating {len(sample)} mutants: {elapsed:.1f}s = {len(sample) / elapsed:.2f} mutants/s "
+        f"(worker warm-up {gates.last_summary.get('warmup_sec', '?')}s) [{load()}]")
+    return sample, gates, elapsed
 
 
 def report_ours(candidates: list[Candidate], sample: list[Candidate], gates: BatchGateRunner) -> None:
@@ -201,6 +208,35 @@ def run_naive(args, sandbox: DockerSandbox, sample: list[Candidate]) -> tuple[fl
 # --- main -----------------------------------------------------------------------------------------------
 
 
+def check_against_subprocess(args, runner: SuiteRunner, baseline, candidates: list[Candidate],
+                             sample: list[Candidate], gates: BatchGateRunner) -> None:
+    """(d): GateRunner on the first mutants of the sample; every verdict that differs is listed."""
+    say(f"\n== (d) GateRunner, a pytest subprocess per mutant, on {args.subprocess} of the same mutants "
+        f"[{load()}]")
+    slow = GateRunner(runner, baseline, timeout=args.timeout)
+    checked = [c.model_copy(deep=True) for c in candidates[:args.subprocess]]
+    start = time.monotonic()
+    for cand in checked:
+        slow.check(cand)
+    t_slow = time.monotonic() - start
+    differ = [(a, b) for a, b in zip(sample, checked) if verdict(a) != verdict(b)]
+    say(f"GateRunner: {len(checked)} mutants in {t_slow:.1f}s = {len(checked) / t_slow:.2f} mutants/s; "
+        f"verdicts differing from the worker's: {len(differ)}")
+    # A subprocess timeout can be the subprocess's own slowness (pytest formats every failure's
+    # traceback); re-run those with a longer clock to tell that from a real difference.
+    patient = GateRunner(runner, baseline, timeout=args.timeout * 6)
+    for a, b in differ:
+        result = gates.results.get(a.candidate_id)
+        line = (f"  {a.function.qualname} [{a.operator}] worker {verdict(a)} "
+                f"({result.mode if result else '-'}, {len(result.failing) if result else 0} failing, "
+                f"{result.duration if result else 0:.2f}s); subprocess {verdict(b)}")
+        if b.skip_reason == "covering tests time out on B":
+            again = candidates[checked.index(b)].model_copy(deep=True)
+            patient.check(again)
+            line += f"; subprocess with {args.timeout * 6:.0f}s: {verdict(again)}"
+        say(line)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, required=True, help="a checked-out repository (left untouched)")
@@ -226,38 +262,29 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.prepare(repo)
     say(f"sandbox image {sandbox.image} ready in {time.monotonic() - start:.1f}s (not counted below)")
 
+    # Ours, mutmut, ours again, naive: the machine's load moves every number, so the two runs of ours
+    # bracket mutmut's and each ratio uses the mean of both.
     session, runner, baseline, candidates, sample, gates, (t_base, t_mine, t_gate) = run_ours(args, sandbox, repo)
     try:
+        roots = [r for r in sandbox.plan.import_roots if r] or ["."]
+        mutmut = run_mutmut(args, repo, [f"{r}/" for r in roots]) if not args.skip_mutmut else None
+        say(f"\n== (a') ours again, same mutants [{load()}]")
+        again, _, t_again = gate_once(args, runner, baseline, candidates)
+        same = sum(1 for a, b in zip(sample, again) if verdict(a) == verdict(b))
+        say(f"verdicts equal to the first run: {same} of {len(sample)}")
+        naive_time, naive = run_naive(args, sandbox, sample[:args.naive]) if args.naive else (0.0, [])
         report_ours(candidates, sample, gates)
         if args.subprocess:
-            say(f"\n== (d) GateRunner, a pytest subprocess per mutant, on {args.subprocess} of the same mutants "
-                f"[{load()}]")
-            slow = GateRunner(runner, baseline, timeout=args.timeout)
-            checked = [c.model_copy(deep=True) for c in candidates[:args.subprocess]]
-            start = time.monotonic()
-            for cand in checked:
-                slow.check(cand)
-            t_slow = time.monotonic() - start
-            differ = [(a, b) for a, b in zip(sample, checked) if verdict(a) != verdict(b)]
-            say(f"GateRunner: {len(checked)} mutants in {t_slow:.1f}s = {len(checked) / t_slow:.2f} mutants/s; "
-                f"verdicts differing from the worker's: {len(differ)}")
-            for a, b in differ:
-                say(f"  {a.function.qualname} [{a.operator}] worker {verdict(a)} subprocess {verdict(b)} "
-                    f"({gates.results.get(a.candidate_id)})")
+            check_against_subprocess(args, runner, baseline, candidates, sample, gates)
     finally:
         session.close()
 
-    naive_time, naive = run_naive(args, sandbox, sample[:args.naive]) if args.naive else (0.0, [])
-    agree = sum(1 for cand, v in naive if v == ("killed" if cand.killed or cand.status == "dropped" else "survived"))
-
-    roots = [r for r in sandbox.plan.import_roots if r] or ["."]
-    mutmut = run_mutmut(args, repo, [f"{r}/" for r in roots]) if not args.skip_mutmut else None
-
     say("\n== results")
-    ours_rate = len(sample) / t_gate
-    ours_e2e = len(sample) / (t_base + t_mine + t_gate)
-    rows = [("ours: gating only", len(sample), f"{t_gate:.1f}", f"{ours_rate:.2f}"),
-            ("ours: baseline + mining + gating", len(sample), f"{t_base + t_mine + t_gate:.1f}", f"{ours_e2e:.2f}")]
+    ours_rate = len(sample) * 2 / (t_gate + t_again)
+    rows = [("ours: gating only, run 1", len(sample), f"{t_gate:.1f}", f"{len(sample) / t_gate:.2f}"),
+            ("ours: gating only, run 2", len(sample), f"{t_again:.1f}", f"{len(sample) / t_again:.2f}"),
+            ("ours: run 1 with baseline + mining", len(sample), f"{t_base + t_mine + t_gate:.1f}",
+             f"{len(sample) / (t_base + t_mine + t_gate):.2f}")]
     if mutmut and mutmut[1]:
         wall, counts, own = mutmut
         rows.append(("mutmut run (wall clock, all phases)", counts["total"], f"{wall:.1f}",
@@ -266,12 +293,15 @@ def main(argv: list[str] | None = None) -> int:
     if naive:
         rows.append(("naive: fresh container + whole suite", len(naive), f"{naive_time:.1f}",
                      f"{len(naive) / naive_time:.2f}"))
+        agree = sum(1 for cand, v in naive
+                    if v == ("killed" if cand.killed or cand.status == "dropped" else "survived"))
         say(f"naive verdicts equal to ours: {agree} of {len(naive)} (the naive run uses the whole suite)")
     table("mutants per second", rows, ("procedure", "mutants", "seconds", "mutants/s"))
     if mutmut and mutmut[1]:
         mutmut_rate = mutmut[1]["total"] / mutmut[0]
-        say(f"\nours / mutmut: {ours_rate / mutmut_rate:.2f}x (gating only), {ours_e2e / mutmut_rate:.2f}x "
-            f"(with baseline and mining); target >= 1.0x")
+        e2e = len(sample) / (t_base + t_mine + t_gate)
+        say(f"\nours / mutmut: {ours_rate / mutmut_rate:.2f}x (gating only, mean of both runs), "
+            f"{e2e / mutmut_rate:.2f}x (run 1 with baseline and mining, as mutmut's wall clock); target >= 1.0x")
     if naive:
         say(f"ours / naive:  {ours_rate / (len(naive) / naive_time):.1f}x; target >= 10x")
     say(f"[{load()}]")

@@ -16,6 +16,8 @@ if [ "${R2E_SKIP_DOCKER:-0}" != 1 ]; then
   command -v debootstrap >/dev/null || apt_need+=(debootstrap)
 fi
 command -v git >/dev/null || apt_need+=(git)
+# Headless Chromium renders the eval report in its test.
+command -v chromium >/dev/null || apt_need+=(chromium)
 if [ ${#apt_need[@]} -gt 0 ]; then
   echo "installing system packages: ${apt_need[*]}"
   as_root apt-get update -qq

@@ -41,23 +41,43 @@ from repo2rlenv.solver.result import StopReason
 from repo2rlenv.solver.task_mode import TaskSolve, solve_task
 from repo2rlenv.taskdir import DatasetPaths
 
-RESULT_FILES = ("results.json", "results.md", "report.html")
-
-
 class EvalPaths:
-    """The eval directory's layout (module docstring)."""
+    """The eval directory's layout (module docstring); the only place that spells it."""
 
     def __init__(self, root: Path):
         self.root = root
 
-    settings = property(lambda self: self.root / "settings.json")
-    journal = property(lambda self: self.root / "journal.jsonl")
-    ledgers = property(lambda self: self.root / "ledgers")
-    trajectories = property(lambda self: self.root / "trajectories")
-    tests = property(lambda self: self.root / "tests")
-    results_json = property(lambda self: self.root / "results.json")
-    results_md = property(lambda self: self.root / "results.md")
-    report_html = property(lambda self: self.root / "report.html")
+    @property
+    def settings(self) -> Path:
+        return self.root / "settings.json"
+
+    @property
+    def journal(self) -> Path:
+        return self.root / "journal.jsonl"
+
+    @property
+    def ledgers(self) -> Path:
+        return self.root / "ledgers"
+
+    @property
+    def trajectories(self) -> Path:
+        return self.root / "trajectories"
+
+    @property
+    def tests(self) -> Path:
+        return self.root / "tests"
+
+    @property
+    def results_json(self) -> Path:
+        return self.root / "results.json"
+
+    @property
+    def results_md(self) -> Path:
+        return self.root / "results.md"
+
+    @property
+    def report_html(self) -> Path:
+        return self.root / "report.html"
 
     def ledger(self, task_id: str) -> Path:
         return self.ledgers / f"{task_id}.jsonl"
@@ -69,6 +89,11 @@ class EvalPaths:
         return path.relative_to(self.root).as_posix()
 
 
+# Settings a resumed eval may change: where the model is reached and how much may be spent do not
+# change what a finished task's result means (raising the ceiling is how a stopped eval continues).
+RESUMABLE_CHANGES = frozenset({"base_url", "api_key_env", "max_spend_usd", "llm_timeout_sec", "llm_max_retries"})
+
+
 def _settings(dataset: Path, config: SolverConfig, task_ids: list[str]) -> EvalSettings:
     return EvalSettings(dataset=str(dataset.resolve()), solver=config.model_dump(mode="json", exclude={"prices"}),
                         tasks=task_ids)
@@ -76,16 +101,17 @@ def _settings(dataset: Path, config: SolverConfig, task_ids: list[str]) -> EvalS
 
 def _open_eval(paths: EvalPaths, settings: EvalSettings, restart: bool) -> None:
     if restart and paths.root.exists():
-        for name in ("settings.json", "journal.jsonl", *RESULT_FILES):
-            (paths.root / name).unlink(missing_ok=True)
+        for path in (paths.settings, paths.journal, paths.results_json, paths.results_md, paths.report_html):
+            path.unlink(missing_ok=True)
         for sub in (paths.ledgers, paths.trajectories, paths.tests):
             shutil.rmtree(sub, ignore_errors=True)
     if paths.settings.is_file():
         before = EvalSettings.model_validate_json(paths.settings.read_text(encoding="utf-8"))
-        if before.model_dump(exclude={"tasks"}) != settings.model_dump(exclude={"tasks"}):
-            changed = sorted(k for k in settings.solver if before.solver.get(k) != settings.solver.get(k))
-            if before.dataset != settings.dataset:
-                changed.insert(0, "dataset")
+        changed = sorted(k for k in set(settings.solver) | set(before.solver)
+                         if k not in RESUMABLE_CHANGES and before.solver.get(k) != settings.solver.get(k))
+        if before.dataset != settings.dataset:
+            changed.insert(0, "dataset")
+        if changed:
             raise SolverInputError(f"{paths.root} holds an eval with other settings ({', '.join(changed)}); "
                                    "pass --restart to discard it, or choose another --out")
     paths.root.mkdir(parents=True, exist_ok=True)
@@ -166,7 +192,9 @@ def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
                                 ledger, docker=docker, hooks=hooks_for(task_id) if hooks_for else None,
                                 trajectory=Trajectory(paths.trajectory(task_id)), spent_before_usd=spent)
             record = _record(solved, paths)
-        except SandboxError as exc:
+        except (SandboxError, SolverInputError) as exc:
+            # This task cannot run (its image does not build, its instruction names no target): record
+            # it and go on. Model configuration errors are not caught: no later task could do better.
             record = TaskRecord(task_id=task_id, status=TaskStatus.ERROR, error=str(exc))
         journal.append(record)
         done[task_id] = record

@@ -16,7 +16,6 @@ Only importable where Harbor is installed (Harbor needs Python >= 3.12; scripts/
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +75,6 @@ class R2ESolverAgent(BaseAgent):
         context.n_input_tokens = result.prompt_tokens
         context.n_output_tokens = result.completion_tokens
         context.cost_usd = result.cost_usd
-        context.metadata = json.loads(json.dumps({
-            "stop_reason": result.stop_reason.value, "rounds": result.rounds, "calls": result.calls,
-            "detail": result.detail, "tests": result.last_report.summary() if result.last_report else None}))
+        context.metadata = {"stop_reason": result.stop_reason.value, "rounds": result.rounds, "calls": result.calls,
+                            "detail": result.detail,
+                            "tests": result.last_report.summary() if result.last_report else None}

@@ -56,7 +56,7 @@ class HarborSession:
         timeout = timeout or self._default_timeout
         full_env = base_env(self._home, "/tmp", "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin")
         full_env.update(scrub_env(env))
-        command = shlex.join(["timeout", "-k", "2", f"{timeout:.0f}", *argv])
+        command = shlex.join(["timeout", "-k", "2", f"{max(1.0, timeout):.0f}", *argv])  # 0 would mean none
         start = time.monotonic()
         try:
             result = self._run(command, cwd=cwd or self.workspace, env=full_env, timeout=timeout)

@@ -54,6 +54,17 @@ class _Run:
     detail: str = ""
 
 
+def _round_summary(number: int, role: CallRole, outcome: str, report: TestReport | None,
+                   reply: Completion) -> RoundSummary:
+    tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
+    if report is None:
+        return RoundSummary(round=number, role=role.value, outcome=outcome, summary=outcome.replace("_", " "),
+                            tokens=tokens)
+    return RoundSummary(round=number, role=role.value, outcome=outcome, summary=report.summary(),
+                        passed=len(report.passed()), failing=len(report.failing()),
+                        new_coverage=len(report.new_coverage()), targets=len(report.targets()), tokens=tokens)
+
+
 class Solver:
     """Runs solves with one set of clients, one ledger and one set of hooks."""
 
@@ -186,13 +197,7 @@ class Solver:
                 return
             answer = self._answer(run, role, request, reply)
             outcome, text, report = self._act(run, bench, ctx, reply.text)
-            summary = RoundSummary(round=number, role=role.value, outcome=outcome,
-                                   summary=report.summary() if report else outcome.replace("_", " "),
-                                   passed=len(report.passed()) if report else 0,
-                                   failing=len(report.failing()) if report else 0,
-                                   new_coverage=len(report.new_coverage()) if report else 0,
-                                   targets=len(report.targets()) if report else 0,
-                                   tokens=reply.usage.prompt_tokens + reply.usage.completion_tokens)
+            summary = _round_summary(number, role, outcome, report, reply)
             if run.stop is None and report is not None and report.ran:
                 signature = report.signature()
                 if signature == previous:
@@ -214,7 +219,8 @@ class Solver:
         target = run.target
         parsed = parse_reply(text, default_path=target.test_path)
         if parsed.edits:
-            changed, errors = apply_edits(parsed.edits, lambda p: run.files.get(p) or read_text(run.session, p),
+            changed, errors = apply_edits(parsed.edits,
+                                          lambda p: run.files[p] if p in run.files else read_text(run.session, p),
                                           run.policy, run.session.workspace)
             if errors:
                 if parsed.verdict is not None:

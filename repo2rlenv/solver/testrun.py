@@ -84,7 +84,9 @@ class TestReport(BaseModel):
         text = f"{len(self.passed())} passed, {len(self.failing())} failing"
         if self.timed_out:
             text += ", timed out"
-        return text + f"; covers {len(self.new_coverage())}/{len(self.targets())} uncovered lines"
+        if not self.targets():
+            return text + "; the existing tests already run every line"
+        return text + f"; runs {len(self.new_coverage())} of the {len(self.targets())} lines the existing tests miss"
 
 
 class _KeepingRunner(SuiteRunner):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repo2rlenv.eval.formatting import coverage_gain
 from repo2rlenv.eval.harness import EvalPaths
 from repo2rlenv.solver.cli_commands import eval_command
 
@@ -146,7 +147,9 @@ def test_report_html_renders_the_totals_and_carries_every_artifact(evaluated, tm
 
     totals = {k: page.by_id[f"total-{k}"].strip() for k in ("tasks", "solved", "solve-rate", "mean-reward")}
     assert totals == {"tasks": "2", "solved": "1", "solve-rate": "50.0%", "mean-reward": "0.500"}
-    assert page.by_id["total-mean-coverage-gain"].strip().startswith(("n/a", "1.000 over 1 task"))
+    saved = json.loads((out / "results.json").read_text())["totals"]
+    assert page.by_id["total-mean-coverage-gain"].strip() == coverage_gain(saved["mean_coverage_gain"],
+                                                                          saved["coverage_tasks"])
     # Self-contained: every URL in the page is a data: URL.
     assert page.urls and all(url.startswith("data:") for url in page.urls)
     by_path = {link["data-path"]: link for link in page.links}

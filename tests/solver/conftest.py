@@ -1,42 +1,37 @@
 """Fixtures of the solver tests: the scripted model server (tests/llm, reused by path), a local sandbox
 prepared once for the tiny package of `solver_kit`, and `solve_tiny` to drive the loop through it.
+tests/eval/conftest.py re-exports the first ones.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import runpy
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 
-
-def _load(name: str, path: Path) -> ModuleType:
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_llm = _load("r2e_llm_fixtures", TESTS / "llm" / "conftest.py")
-kit = _load("r2e_solver_kit", TESTS / "solver" / "solver_kit.py")
+# Run by path (test dirs are not packages); the server module itself is shared through sys.modules.
+_llm = SimpleNamespace(**runpy.run_path(str(TESTS / "llm" / "conftest.py")))
+kit = SimpleNamespace(**runpy.run_path(str(TESTS / "solver" / "solver_kit.py")))
 
 scripted = _llm.scripted
 scripted_server = _llm.scripted_server
-make_llm_client = _llm.make_llm_client
 
 
-@pytest.fixture
-def solver_kit() -> ModuleType:
+@pytest.fixture(scope="session")
+def solver_kit() -> SimpleNamespace:
     return kit
+
+
+@pytest.fixture(scope="session")
+def scripted_module() -> Any:
+    """The scripted server module, for fixtures wider than one test (`scripted` is per test)."""
+    return _llm.load_scripted_server()
 
 
 @pytest.fixture(scope="session")

@@ -181,3 +181,18 @@ def test_the_token_budget_stops_before_the_call_that_would_pass_it(scripted, scr
 
     assert result.stop_reason is StopReason.TOKEN_BUDGET and result.rounds == 1
     assert len(scripted_server.requests) == 2 and result.tokens == 300
+
+
+def test_a_file_the_verifier_would_refuse_is_fed_back_without_running_it(scripted, scripted_server, solve_tiny,
+                                                                        solver_kit):
+    pinning = ("import inspect\n\nfrom tinyshop import prices\n\n\ndef test_source():\n"
+               "    assert 'percent == 0' in inspect.getsource(prices.discounted)\n")
+    scripted_server.push(scripted.reply(PLAN), scripted.reply(solver_kit.file_reply(pinning)),
+                         scripted.reply(solver_kit.file_reply(solver_kit.GOOD_TESTS)))
+    result = solve_tiny(scripted_server)
+
+    assert result.stop_reason is StopReason.SOLVED and result.rounds == 2
+    refusal = scripted_server.requests[2].messages[-1]["content"]
+    assert "was not run" in refusal and "source-introspection" in refusal and "line 7" in refusal
+    tools = [v for k, v in solve_tiny.events if k == "tool_call"]
+    assert tools.count("run_tests") == 1  # only the second file ran

@@ -94,7 +94,9 @@ class BatchGateRunner:
         self.results: dict[str, WorkerResult] = {}
         self.last_summary: dict = {}
         self._fallback: GateRunner | None = None
-        res = self.session.exec(["mkdir", "-p", posixpath.dirname(self.root)], timeout=60)
+        # A second runner on the same session starts from a clean copy (cp -a into an existing dir nests).
+        self.session.exec(["rm", "-rf", self.root], timeout=120)
+        self.session.exec(["mkdir", "-p", posixpath.dirname(self.root)], timeout=60)
         res = self.session.exec(["cp", "-a", self.session.workspace, self.root], timeout=300)
         if res.exit_code != 0:
             raise SandboxError(f"cannot make the gate work copy: {res.tail(3)}")

@@ -5,10 +5,11 @@ Copied into the sandbox and run once per batch (stdlib + pytest only; never impo
     python gate_worker.py --spec SPEC.json --out RESULTS.jsonl
 
 with the work copy of the repo as cwd and its import roots on PYTHONPATH. SPEC holds `rootdir`,
-`basetemp` (a scratch dir), `workers`, `warmup_timeout_sec` and `jobs`, each
+`basetemp` (a scratch dir), `workers` (children at once) and `jobs`, each
 `{id, path, module, qualname, mutated_source, tests, timeout_sec}`. One JSON line per job goes to
 RESULTS as soon as it is known: `{id, status, failing, duration, mode, detail}` with status one of
-survived | killed | timeout | import_error | error.
+survived | killed | timeout | import_error | error (the child died without a verdict). One summary
+line goes to stdout; pytest's own output goes to `basetemp`.
 
 Why this shape: a pytest subprocess per mutant spends most of its time starting pytest (loading plugins,
 importing the suite). Here a `--collect-only` warm-up over the union of the jobs' tests loads pytest's
@@ -26,6 +27,8 @@ mutant in one of two ways:
   (generator, coroutine) are unchanged.
 - `fresh`: otherwise, drop every module of the repo and re-import it with the target module's source
   served from memory (nothing is written to the work copy, so no stale bytecode can be picked up).
+Either way the mutated source is also what a later import or `importlib.reload` of the module gets, and
+what `linecache` (tracebacks, `inspect.getsource`) shows, as with the file on disk.
 An import check (GateRunner's) runs only where the tests did not all pass, as in the subprocess gate.
 """
 

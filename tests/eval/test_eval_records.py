@@ -1,0 +1,105 @@
+"""The harness's bookkeeping without Docker: the spend ceiling across tasks, resuming with a higher ceiling,
+refusing to resume with other settings, errored tasks, totals and both reports.
+
+`solve_task` is replaced by a stand-in that records one priced call per task; the Docker tests in
+test_eval_harness.py run the real one.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from repo2rlenv.errors import SandboxError
+from repo2rlenv.eval import harness
+from repo2rlenv.eval.results import TaskStatus
+from repo2rlenv.llm.ledger import LedgerEntry
+from repo2rlenv.solver.config import SolverConfig
+from repo2rlenv.solver.errors import SolverInputError
+from repo2rlenv.solver.result import SolveResult, StopReason
+from repo2rlenv.solver.target import Target
+from repo2rlenv.solver.task_mode import TaskSolve
+from repo2rlenv.validate import RunOutcome
+
+MODEL = "openai/stand-in"
+PRICES = {MODEL: {"input_per_mtok": 0.0, "output_per_mtok": 1000.0}}  # 300 completion tokens = $0.30
+REWARDS = {"t1": 1.0, "t2": 0.25}
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    for task_id in ("t1", "t2", "t3", "t4"):
+        (tmp_path / "data" / "tasks" / task_id).mkdir(parents=True)
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """Task ids the stand-in solved, in order."""
+    calls: list[str] = []
+
+    def stand_in(task, config, clients, ledger, *, docker, hooks=None, trajectory=None, spent_before_usd=0.0):
+        task_id = task.root.name
+        calls.append(task_id)
+        if task_id == "t4":
+            raise SandboxError("building t4's environment failed: no space left")
+        ledger.record(LedgerEntry(role="solver.generate", model=MODEL, attempt=1, ok=True, prompt_tokens=10,
+                                  completion_tokens=300, latency_sec=0.1, cost_usd=0.3, request_key="k"))
+        target = Target(path="p.py", qualname="f", module="p", test_path=f"tests/test_{task_id}.py", import_roots=[""])
+        solve = SolveResult(target=target, stop_reason=StopReason.SOLVED, rounds=1, calls=1, prompt_tokens=10,
+                            completion_tokens=300, cost_usd=0.3, files={target.test_path: f"def test_{task_id}():\n    pass\n"})
+        reward = REWARDS.get(task_id, 1.0)
+        details = {"b_pass": 1.0, "b_fail": reward, "cov": 0.5, "n_cases": 1,
+                   "coverage": {"targets": [3, 4]}, "reason": None}
+        return TaskSolve(task_id=task_id, solve=solve, grade=RunOutcome(reward=reward, details=details))
+
+    monkeypatch.setattr(harness, "solve_task", stand_in)
+    return calls
+
+
+def _config(**extra):
+    return SolverConfig(model=MODEL, prices=PRICES, **extra)
+
+
+def test_the_ceiling_stops_the_eval_and_a_higher_one_resumes_it(dataset, ran, tmp_path):
+    out = tmp_path / "eval"
+    first = harness.run_eval(dataset, out, _config(max_spend_usd=0.5), docker=None, only=["t1", "t2", "t3"])
+    assert ran == ["t1", "t2"]  # $0.30 spent after t1 is under $0.50; $0.60 after t2 is not
+    assert first.not_run == ["t3"] and [r.task_id for r in first.tasks] == ["t1", "t2"]
+    assert "Not run (spend ceiling): t3" in (out / "results.md").read_text()
+    assert 'id="not-run"' in (out / "report.html").read_text()
+
+    second = harness.run_eval(dataset, out, _config(max_spend_usd=1.0, base_url="http://elsewhere/v1"),
+                              docker=None, only=["t1", "t2", "t3"])
+    assert ran == ["t1", "t2", "t3"] and second.not_run == []
+    t = second.totals
+    assert (t.tasks, t.solved, t.solve_rate, t.mean_reward) == (3, 2, 2 / 3, pytest.approx(2.25 / 3))
+    assert (t.mean_coverage_gain, t.coverage_tasks, t.calls, t.cost_usd) == (0.5, 3, 3, pytest.approx(0.9))
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["totals"]["solved"] == 2 and saved["settings"]["solver"]["max_spend_usd"] == 1.0
+    assert (out / "tests" / "t3" / "test_t3.py").read_text() == "def test_t3():\n    pass\n"
+
+
+def test_resuming_with_another_model_is_refused(dataset, ran, tmp_path):
+    out = tmp_path / "eval"
+    harness.run_eval(dataset, out, _config(), docker=None, only=["t1"])
+    with pytest.raises(SolverInputError, match=r"other settings \(model\); pass --restart"):
+        harness.run_eval(dataset, out, SolverConfig(model="openai/other"), docker=None, only=["t1"])
+    harness.run_eval(dataset, out, SolverConfig(model="openai/other"), docker=None, only=["t1"], restart=True)
+    assert ran == ["t1", "t1"]
+
+
+def test_a_task_that_cannot_run_is_recorded_and_counts_zero(dataset, ran, tmp_path):
+    out = tmp_path / "eval"
+    results = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t4"])
+    rows = {r.task_id: r for r in results.tasks}
+    assert rows["t4"].status is TaskStatus.ERROR and "no space left" in rows["t4"].error
+    assert (results.totals.errors, results.totals.mean_reward, results.totals.solve_rate) == (1, 0.5, 0.5)
+    assert results.totals.stop_reasons == {"error": 1, "solved": 1}
+    assert "| t4 | error: building t4's environment failed: no space left |" in (out / "results.md").read_text()
+
+
+def test_unknown_tasks_are_refused(dataset, ran, tmp_path):
+    with pytest.raises(SolverInputError, match="no such task in .*: nope"):
+        harness.run_eval(dataset, tmp_path / "eval", _config(), docker=None, only=["nope"])
