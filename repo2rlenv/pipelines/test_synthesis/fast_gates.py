@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
+from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, baseline_coverage, function_lines
 
 WORKER_NAME = "gate_worker.py"
@@ -103,26 +104,28 @@ class BatchGateRunner:
         script = resources.files("repo2rlenv.pipelines.test_synthesis").joinpath(WORKER_NAME).read_text()
         self.session.write_files({self.worker: script})
 
-    def covering(self, func, lines: list[int]) -> list[str]:
+    def covering(self, func: FunctionRecord, lines: list[int]) -> list[str]:
         return sorted(self.baseline.coverage.tests_covering(func.path, lines) & self.stable)
 
     def check_many(self, candidates: list[Candidate]) -> list[Candidate]:
         """Gate every candidate (in place); returns them in the same order."""
-        jobs: dict[str, tuple[Candidate, WorkerJob]] = {}
+        jobs: list[tuple[Candidate, WorkerJob]] = []
         slow: list[Candidate] = []
         for cand in candidates:
-            if len(cand.files_b) != 1 or not next(iter(cand.files_b)).endswith(".py"):
+            # The worker puts one changed module in, the touched function's own; anything else (several
+            # files, or a change outside that module) goes through the subprocess gate.
+            if list(cand.files_b) != [cand.function.path]:
                 slow.append(cand)
                 continue
             if self._prepare(cand):
-                rel, text = next(iter(cand.files_b.items()))
-                jobs[cand.candidate_id] = (cand, WorkerJob(
-                    id=cand.candidate_id, path=rel, module=cand.function.module, qualname=cand.function.qualname,
-                    mutated_source=text, tests=cand.line_tests, timeout_sec=self.timeout))
-        results = self._run_worker([job for _, job in jobs.values()]) if jobs else {}
+                jobs.append((cand, WorkerJob(
+                    id=cand.candidate_id, path=cand.function.path, module=cand.function.module,
+                    qualname=cand.function.qualname, mutated_source=cand.files_b[cand.function.path],
+                    tests=cand.line_tests, timeout_sec=self.timeout)))
+        results = self._run_worker([job for _, job in jobs]) if jobs else {}
         self.results = results
-        for cid, (cand, _) in jobs.items():
-            result = results.get(cid)
+        for cand, job in jobs:
+            result = results.get(job.id)
             if result is None or result.status == WorkerStatus.error:
                 slow.append(cand)
                 continue

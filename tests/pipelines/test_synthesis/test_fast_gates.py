@@ -226,6 +226,8 @@ CASES = {
     "does not compile": (CORE_PY, "add", "a + b", "a +", SkipReason.does_not_compile, None),
     "module reloaded by a test": (EXTRA_PY, "triple", "x * 3", "x * 4", "killed", "swap"),
     "source read by a test": (EXTRA_PY, "quadruple", "x * 4", "x * 2 * 2", "killed", "swap"),
+    # B also touches a second file: not the worker's job, so GateRunner judges it.
+    "two files changed": (CORE_PY, "add", "a + b", "b - a", "killed", None),
 }
 # Long enough for a pytest start on a busy machine, short enough that the endless loop is cheap.
 TIMEOUT_SEC = 10.0
@@ -246,9 +248,12 @@ def _candidates(root: Path) -> dict[str, Candidate]:
         start = sum(len(line) for line in source.splitlines(keepends=True)[:func.lineno - 1])
         at = source.index(old, start)
         mutated = source[:at] + new + source[at + len(old):]
+        files_b = {func.path: mutated}
+        if case == "two files changed":
+            files_b[EXTRA_PY] = EXTRA + "# also touched\n"
         out[case] = Candidate(candidate_id=f"c{len(out):02d}", strategy="mutation", function=func,
                               operator="hand", line=source.count("\n", 0, at) + 1,
-                              files_b={func.path: mutated}, diff=f"-{old}\n+{new}\n")
+                              files_b=files_b, diff=f"-{old}\n+{new}\n")
     return out
 
 
@@ -309,8 +314,8 @@ def test_batch_verdicts_equal_subprocess_verdicts(gated, case):
     on_b = [(g.detail for g in c.gates if g.gate == "covering tests on B") for c in (fast[case], slow[case])]
     assert list(on_b[0]) == list(on_b[1])
     result = results.get(fast[case].candidate_id)
-    if case == "does not compile":
-        assert result is None  # dropped on the host, never sent to the worker
+    if case in ("does not compile", "two files changed"):
+        assert result is None  # dropped on the host, or judged by GateRunner: never sent to the worker
     elif case == "child dies":
         assert result is not None and result.status == WorkerStatus.error  # then re-run by GateRunner
     else:
@@ -320,8 +325,9 @@ def test_batch_verdicts_equal_subprocess_verdicts(gated, case):
 def test_one_worker_exec_judged_the_batch(gated):
     kind, _, _, results, summary = gated
     assert summary["exit_code"] == 0, summary
-    assert summary["jobs"] == len(CASES) - 1  # every compiling candidate went to the one worker run
-    assert sum(summary["statuses"].values()) == len(results) == len(CASES) - 1
+    # Every compiling single-module candidate went to the one worker run.
+    assert summary["jobs"] == len(CASES) - 2
+    assert sum(summary["statuses"].values()) == len(results) == len(CASES) - 2
     assert summary["statuses"][WorkerStatus.timeout.value] == 1
 
 
