@@ -21,7 +21,7 @@ from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
-from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, baseline_coverage, function_lines
+from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, prepare_candidate
 
 WORKER_NAME = "gate_worker.py"
 # The worker's warm-up (collecting the union of the batch's tests once) gets this long at most.
@@ -138,18 +138,7 @@ class BatchGateRunner:
 
     def _prepare(self, cand: Candidate) -> bool:
         """GateRunner's host-side part: coverage, covering tests, the compile gate. False when dropped."""
-        func = cand.function
-        cand.baseline = baseline_coverage(self.baseline, func)
-        cand.covering_tests = self.covering(func, function_lines(self.baseline, func))
-        cand.line_tests = self.covering(func, [cand.line]) if cand.line else list(cand.covering_tests)
-        for rel, text in cand.files_b.items():
-            try:
-                compile(text, rel, "exec")
-            except SyntaxError as exc:
-                cand.drop(SkipReason.does_not_compile, str(exc))
-                return False
-        cand.gates.append(GateResult(gate="compiles", passed=True))
-        return True
+        return prepare_candidate(cand, self.baseline, self.stable)
 
     def _run_worker(self, jobs: list[WorkerJob]) -> dict[str, WorkerResult]:
         spec = WorkerSpec(rootdir=self.root, basetemp=self.tmp, workers=self.workers, jobs=jobs)

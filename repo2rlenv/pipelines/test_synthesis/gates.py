@@ -35,6 +35,24 @@ def baseline_coverage(baseline: BaselineReport, func: FunctionRecord) -> Baselin
     return BaselineCoverage(function_lines=lines, covered_lines=sorted(covered))
 
 
+def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str]) -> bool:
+    """The host-side gates every gate runner shares: baseline coverage of the function, its covering
+    tests (whole function, and the changed line), and "B compiles". False when `cand` was dropped."""
+    func = cand.function
+    cand.baseline = baseline_coverage(baseline, func)
+    covering = baseline.coverage.tests_covering
+    cand.covering_tests = sorted(covering(func.path, function_lines(baseline, func)) & stable)
+    cand.line_tests = sorted(covering(func.path, [cand.line]) & stable) if cand.line else list(cand.covering_tests)
+    for rel, text in cand.files_b.items():
+        try:
+            compile(text, rel, "exec")
+        except SyntaxError as exc:
+            cand.drop(SkipReason.does_not_compile, str(exc))
+            return False
+    cand.gates.append(GateResult(gate="compiles", passed=True))
+    return True
+
+
 class GateRunner:
     """Runs the gates of many candidates in one session."""
 
@@ -72,17 +90,8 @@ class GateRunner:
     def check(self, cand: Candidate) -> Candidate:
         """Run the gates on `cand`, filling its gate results; marks it kept or dropped."""
         func = cand.function
-        lines = function_lines(self.baseline, func)
-        cand.baseline = baseline_coverage(self.baseline, func)
-        cand.covering_tests = self.covering(func, lines)
-        cand.line_tests = self.covering(func, [cand.line]) if cand.line else list(cand.covering_tests)
-        for rel, text in cand.files_b.items():
-            try:
-                compile(text, rel, "exec")
-            except SyntaxError as exc:
-                cand.drop(SkipReason.does_not_compile, str(exc))
-                return cand
-        cand.gates.append(GateResult(gate="compiles", passed=True))
+        if not prepare_candidate(cand, self.baseline, self.stable):
+            return cand
         originals = self._swap_in(cand.files_b)
         try:
             tests = cand.line_tests
