@@ -27,8 +27,13 @@ class TestResult(BaseModel):
     message: str = Field("", description="First line of the failure/error/skip message.")
 
 
-def _fallback_nodeid(classname: str, name: str) -> str:
-    # Collection errors carry no r2e_nodeid property; keep something unique and readable.
+def case_nodeid(case: ET.Element) -> str:
+    """A <testcase>'s pytest node id: our plugin's `r2e_nodeid` property, else one built from
+    classname/name (collection errors carry no property; keep something unique and readable)."""
+    for prop in case.iter("property"):
+        if prop.get("name") == "r2e_nodeid" and prop.get("value"):
+            return prop.get("value")
+    classname, name = case.get("classname", ""), case.get("name", "")
     return f"{classname.replace('.', '/')}::{name}" if classname else name
 
 
@@ -40,11 +45,7 @@ def parse_junit(xml_text: str) -> dict[str, TestResult]:
         raise ValueError(f"malformed JUnit XML: {exc}") from exc
     results: dict[str, TestResult] = {}
     for case in root.iter("testcase"):
-        nodeid = None
-        for prop in case.iter("property"):
-            if prop.get("name") == "r2e_nodeid":
-                nodeid = prop.get("value")
-        nodeid = nodeid or _fallback_nodeid(case.get("classname", ""), case.get("name", ""))
+        nodeid = case_nodeid(case)
         outcome, message = Outcome.passed, ""
         for tag, kind in (("failure", Outcome.failed), ("error", Outcome.error), ("skipped", Outcome.skipped)):
             node = case.find(tag)

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.baseline.junit import Outcome, _fallback_nodeid
+from repo2rlenv.baseline.junit import Outcome, case_nodeid
 from repo2rlenv.baseline.runner import PYTEST_NO_TESTS, SuiteRun, SuiteRunner
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
@@ -112,8 +112,7 @@ def failure_texts(xml: bytes | None) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for case in root.iter("testcase"):
-        nodeid = next((p.get("value") for p in case.iter("property") if p.get("name") == "r2e_nodeid"), None)
-        nodeid = nodeid or _fallback_nodeid(case.get("classname", ""), case.get("name", ""))
+        nodeid = case_nodeid(case)
         for tag in ("failure", "error"):
             node = case.find(tag)
             if node is not None and nodeid not in out:
