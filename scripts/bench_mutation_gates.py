@@ -120,6 +120,12 @@ def report_ours(candidates: list[Candidate], sample: list[Candidate], gates: Bat
                    gates.results[c.candidate_id].status.value == "error")
     table("how the worker put each mutant in", sorted(modes.items()) + [("re-run by GateRunner", fallback)],
           ("path", "mutants"))
+    spent: dict[tuple[str, str], list[float]] = {}
+    for r in gates.results.values():
+        spent.setdefault((r.mode or "-", r.status.value), []).append(r.duration)
+    table("seconds per mutant in a worker child, by path and verdict",
+          [(mode, status, len(d), f"{sum(d) / len(d):.3f}", f"{sum(d):.1f}") for (mode, status), d in sorted(spent.items())],
+          ("path", "verdict", "mutants", "mean s", "total s"))
     timeouts = [r.duration for r in gates.results.values() if r.status.value == "timeout"]
     say(f"  {len(timeouts)} timed out, holding a worker slot {sum(timeouts):.0f}s in all "
         f"(of the wall clock: about that divided by the workers)")

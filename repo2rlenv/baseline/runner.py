@@ -72,6 +72,14 @@ class BaselineReport(BaseModel):
     skipped: list[str] = Field(default_factory=list)
     coverage: CoverageMap
     duration_sec: float
+    durations: dict[str, float] = Field(
+        default_factory=dict,
+        description="Test → seconds in the last baseline run (a run without coverage when there was one); "
+                    "gate timeouts are scaled from these.")
+
+    def tests_duration(self, tests: list[str]) -> float:
+        """Seconds the baseline spent in `tests` (unknown tests count as 0)."""
+        return sum(self.durations.get(t, 0.0) for t in tests)
 
 
 class SuiteRunner:
@@ -167,4 +175,7 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
                             "flaky or skipped)")
     return BaselineReport(total=len(first.results), stable_passing=stable, quarantined=quarantined,
                           skipped=sorted(skipped), coverage=first.coverage or CoverageMap(),
-                          duration_sec=sum(r.duration_sec for r in runs))
+                          duration_sec=sum(r.duration_sec for r in runs),
+                          # Coverage tracing slows tests down several times; a rerun without it is closer
+                          # to what a gate run costs.
+                          durations={n: r.duration_sec for n, r in runs[-1].results.items()})

@@ -21,7 +21,7 @@ from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
-from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, prepare_candidate
+from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, GateTimeouts, prepare_candidate
 
 WORKER_NAME = "gate_worker.py"
 # The worker's warm-up (collecting the union of the batch's tests once) gets this long at most.
@@ -62,6 +62,7 @@ class WorkerSpec(BaseModel):
     rootdir: str = Field(description="The work copy of the repo (pytest's --rootdir and the cwd).")
     basetemp: str = Field(description="Scratch dir for the worker's logs and pytest's --basetemp.")
     workers: int = Field(1, ge=1, description="Children running at once.")
+    exitfirst: bool = Field(True, description="Stop a job's tests at the first one that notices the mutant.")
     jobs: list[WorkerJob]
 
 
@@ -81,11 +82,13 @@ class WorkerResult(BaseModel):
 class BatchGateRunner:
     """Runs the gates of many candidates with one worker exec per `check_many` call."""
 
-    def __init__(self, runner: SuiteRunner, baseline: BaselineReport, *, timeout: float, workers: int = 1):
+    def __init__(self, runner: SuiteRunner, baseline: BaselineReport, *, timeout: float | GateTimeouts,
+                 workers: int = 1):
         self.runner = runner
         self.session = runner.session
         self.baseline = baseline
-        self.timeout = timeout
+        self.timeouts = timeout if isinstance(timeout, GateTimeouts) else GateTimeouts(cap=timeout)
+        self.timeout = self.timeouts.cap
         self.workers = workers
         self.stable = set(baseline.stable_passing)
         self.root = posixpath.join(self.session.scratch, "fastgate", "repo")
@@ -107,6 +110,10 @@ class BatchGateRunner:
     def covering(self, func: FunctionRecord, lines: list[int]) -> list[str]:
         return sorted(self.baseline.coverage.tests_covering(func.path, lines) & self.stable)
 
+    def check(self, cand: Candidate) -> Candidate:
+        """Gate one candidate (`GateRunner.check`'s interface)."""
+        return self.check_many([cand])[0]
+
     def check_many(self, candidates: list[Candidate]) -> list[Candidate]:
         """Gate every candidate (in place); returns them in the same order."""
         jobs: list[tuple[Candidate, WorkerJob]] = []
@@ -121,7 +128,7 @@ class BatchGateRunner:
                 jobs.append((cand, WorkerJob(
                     id=cand.candidate_id, path=cand.function.path, module=cand.function.module,
                     qualname=cand.function.qualname, mutated_source=cand.files_b[cand.function.path],
-                    tests=cand.line_tests, timeout_sec=self.timeout)))
+                    tests=cand.line_tests, timeout_sec=self.timeouts.for_tests(self.baseline, cand.line_tests))))
         results = self._run_worker([job for _, job in jobs]) if jobs else {}
         self.results = results
         for cand, job in jobs:
@@ -197,7 +204,7 @@ class BatchGateRunner:
     def _check_slowly(self, cand: Candidate) -> None:
         """The subprocess gate, for what the worker could not judge; starts from a clean record."""
         if self._fallback is None:
-            self._fallback = GateRunner(self.runner, self.baseline, timeout=self.timeout)
+            self._fallback = GateRunner(self.runner, self.baseline, timeout=self.timeouts)
         cand.gates = []
         cand.killed, cand.status, cand.skip_reason = None, "pending", None
         self._fallback.check(cand)

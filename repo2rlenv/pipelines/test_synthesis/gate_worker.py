@@ -5,7 +5,8 @@ Copied into the sandbox and run once per batch (stdlib + pytest only; never impo
     python gate_worker.py --spec SPEC.json --out RESULTS.jsonl
 
 with the work copy of the repo as cwd and its import roots on PYTHONPATH. SPEC holds `rootdir`,
-`basetemp` (a scratch dir), `workers` (children at once) and `jobs`, each
+`basetemp` (a scratch dir), `workers` (children at once), `exitfirst` (stop a job's tests at the
+first failure) and `jobs`, each
 `{id, path, module, qualname, mutated_source, tests, timeout_sec}`. One JSON line per job goes to
 RESULTS as soon as it is known: `{id, status, failing, duration, mode, detail}` with status one of
 survived | killed | timeout | import_error | error (the child died without a verdict). One summary
@@ -19,10 +20,11 @@ The verdict must equal a plain pytest subprocess with the mutated file on disk, 
 mutant in one of two ways:
 - `swap`: replace `__code__` on every live function object whose code is the original's (the module
   attribute alone is not enough: default arguments, aliases, decorator closures and `__wrapped__` keep
-  references), then drop the test modules from `sys.modules` so pytest re-imports them and anything they
-  build at import time sees the mutant. Allowed only when nothing that ran in the parent could have seen
-  the original's behaviour: the module's import-time code is unchanged (line numbers aside), the changed
-  functions never ran during the warm-up (a profiler records what ran: module-level calls, decorators
+  references). The test modules stay imported (their import and assertion rewriting are most of a
+  pytest start): allowed only when nothing that ran in the parent could have seen the original's
+  behaviour, so that nothing a test module built at import time holds an outcome of the original code:
+  the module's import-time code is unchanged (line numbers aside), the changed functions never ran
+  during the warm-up (a profiler records what ran: module-level calls, decorators
   applied at import, caches filled at collection), and free variables and the function kind
   (generator, coroutine) are unchanged.
 - `fresh`: otherwise, drop every module of the repo and re-import it with the target module's source
@@ -314,7 +316,7 @@ class Recorder:
         return phases.get("call") == "passed" and all(v == "passed" for v in phases.values())
 
 
-def judge(job, warm, basetemp):
+def judge(job, warm, basetemp, exitfirst=False):
     """The verdict on one job, computed in the child."""
     import pytest
 
@@ -323,9 +325,10 @@ def judge(job, warm, basetemp):
     file = os.path.join(warm.root, job["path"])
     file = live if live and os.path.realpath(live) == os.path.realpath(file) else file
     try:
+        # The test modules stay imported: a swap is allowed only when the changed functions never ran in
+        # the parent, so nothing a test module built at import holds a result of the original code, and
+        # every reference it holds is to a function object whose code was just replaced.
         apply_swap(plan_swap(job, warm))
-        for name in warm.test_modules:
-            sys.modules.pop(name, None)
     except NoSwap as exc:
         mode, why = "fresh", str(exc)
         drop_repo_modules(warm, job)
@@ -340,8 +343,11 @@ def judge(job, warm, basetemp):
         return dict(result, status="survived" if ok else "import_error", detail=tail or why)
     recorder = Recorder()
     code = pytest.main([*job["tests"], "-q", "--no-header", f"--rootdir={warm.root}", *_PYTEST_ARGS,
-                        f"--basetemp={basetemp}"], plugins=[recorder])
-    failing = [t for t in job["tests"] if not recorder.passed(t)]
+                        *(["-x"] if exitfirst else []), f"--basetemp={basetemp}"], plugins=[recorder])
+    # With -x the tests after the first failure never ran: report the ones that ran and failed. When
+    # none did but some never ran (a collection error), those did not pass either.
+    failing = [t for t in job["tests"] if t in recorder.phases and not recorder.passed(t)]
+    failing = failing or [t for t in job["tests"] if not recorder.passed(t)]
     result.update(failing=failing, exit_code=int(code))
     if not failing:
         return dict(result, status="survived")
@@ -354,7 +360,7 @@ def judge(job, warm, basetemp):
     return dict(result, status="killed")
 
 
-def child_main(job, warm, basetemp, log_path, write_fd):
+def child_main(job, warm, basetemp, log_path, write_fd, exitfirst=False):
     """Runs in the forked child: never returns."""
     status = 1
     try:
@@ -367,7 +373,7 @@ def child_main(job, warm, basetemp, log_path, write_fd):
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.close(out)
-        result = judge(job, warm, basetemp)
+        result = judge(job, warm, basetemp, exitfirst)
         sys.stdout.flush()
         sys.stderr.flush()
         data = (json.dumps(result) + "\n").encode()
@@ -480,7 +486,7 @@ def run_jobs(spec, warm, emit):
                 os.close(read_fd)
                 os.close(wake_r)
                 child_main(job, warm, os.path.join(scratch, f"bt{slot}"), os.path.join(scratch, f"slot{slot}.log"),
-                           write_fd)
+                           write_fd, bool(spec.get("exitfirst", False)))
             os.close(write_fd)
             try:
                 os.setpgid(pid, pid)  # also done by the child; whichever runs first closes the race
@@ -532,8 +538,8 @@ def main(argv=None):
     with open(args.spec, encoding="utf-8") as handle:
         spec = json.load(handle)
     os.makedirs(spec["basetemp"], exist_ok=True)
-    # Every child re-imports the test modules, and pytest re-does their assertion rewriting (a compile per
-    # file) unless it finds bytecode; keep bytecode in a scratch tree, never in the work copy. The
+    # A fresh-path child re-imports the test modules, and pytest re-does their assertion rewriting (a
+    # compile per file) unless it finds bytecode; keep bytecode in a scratch tree, never in the work copy. The
     # mutated module itself is compiled from memory by MutantLoader and never cached.
     sys.pycache_prefix = os.path.join(spec["basetemp"], "pycache")
     sys.dont_write_bytecode = False

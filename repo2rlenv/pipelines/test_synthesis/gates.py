@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from dataclasses import dataclass
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.pipelines.test_synthesis.candidates import (
@@ -19,6 +20,37 @@ from repo2rlenv.pipelines.test_synthesis.candidates import (
     SkipReason,
 )
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
+
+# A fresh pytest process (GateRunner) spends this long starting before the first test runs.
+_SUBPROCESS_STARTUP_SEC = 5.0
+# Gates stop at the first covering test that notices B: whether B is killed is all a gate needs to know,
+# and most mutants are killed, so running the rest of their tests is most of a naive gate's time.
+EXITFIRST_ARGS = ["-x"]
+
+
+@dataclass(frozen=True)
+class GateTimeouts:
+    """Wall clock for a mutant's covering tests, scaled from what they took on A.
+
+    A mutant that makes a loop endless must not hold a gate slot for the full `cap`: like mutmut, allow
+    `factor` times the tests' baseline duration plus `floor` (start-up, a slow machine), never more than
+    `cap`.
+    """
+
+    cap: float
+    factor: float = 10.0
+    floor: float = 3.0
+
+    def for_tests(self, baseline: BaselineReport, tests: list[str]) -> float:
+        return min(self.cap, self.floor + self.factor * baseline.tests_duration(tests))
+
+
+def failing_tests(tests: list[str], ran: dict[str, bool]) -> list[str]:
+    """Covering tests that noticed B, given `ran` (test → passed) of a run that may have stopped at
+    the first failure. When no run test failed but some never ran (a collection error, a crash), those
+    count as failing: a test that did not pass is never read as "B survives"."""
+    failed = [t for t in tests if t in ran and not ran[t]]
+    return failed or [t for t in tests if not ran.get(t, False)]
 
 
 def function_lines(baseline: BaselineReport, func: FunctionRecord) -> list[int]:
@@ -42,7 +74,9 @@ def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str
     cand.baseline = baseline_coverage(baseline, func)
     covering = baseline.coverage.tests_covering
     cand.covering_tests = sorted(covering(func.path, function_lines(baseline, func)) & stable)
-    cand.line_tests = sorted(covering(func.path, [cand.line]) & stable) if cand.line else list(cand.covering_tests)
+    line_tests = covering(func.path, [cand.line]) & stable if cand.line else set(cand.covering_tests)
+    # Fastest first, as mutmut does: gates stop at the first test that notices B.
+    cand.line_tests = sorted(line_tests, key=lambda t: (baseline.durations.get(t, 0.0), t))
     for rel, text in cand.files_b.items():
         try:
             compile(text, rel, "exec")
@@ -56,11 +90,12 @@ def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str
 class GateRunner:
     """Runs the gates of many candidates in one session."""
 
-    def __init__(self, runner: SuiteRunner, baseline: BaselineReport, *, timeout: float):
+    def __init__(self, runner: SuiteRunner, baseline: BaselineReport, *, timeout: float | GateTimeouts):
         self.runner = runner
         self.session = runner.session
         self.baseline = baseline
-        self.timeout = timeout
+        self.timeouts = timeout if isinstance(timeout, GateTimeouts) else GateTimeouts(cap=timeout)
+        self.timeout = self.timeouts.cap
         self.stable = set(baseline.stable_passing)
         self.root = posixpath.join(self.session.scratch, "gate")
         res = self.session.exec(["cp", "-a", self.session.workspace, self.root], timeout=300)
@@ -105,8 +140,10 @@ class GateRunner:
                     return cand
                 cand.killed = False
             else:
-                run = self.runner.run(root=self.root, tests=tests, timeout=self.timeout)
-                failing = sorted(n for n in tests if n not in run.passed())
+                limit = min(self.timeout, self.timeouts.for_tests(self.baseline, tests) + _SUBPROCESS_STARTUP_SEC)
+                run = self.runner.run(root=self.root, tests=tests, timeout=limit, extra_args=EXITFIRST_ARGS)
+                passed = run.passed()
+                failing = sorted(failing_tests(tests, {n: n in passed for n in run.results}))
                 duration = time.monotonic() - start
                 if run.timed_out:
                     cand.killed = True

@@ -68,6 +68,14 @@ class TestSynthesisOptions(BaseModel):
     suite_timeout_sec: float = Field(900, gt=0, description="Wall clock for one whole-suite run.")
     # Covering tests of one function normally run in well under a second; a mutant that loops hits this.
     mutant_timeout_sec: float = Field(60, gt=0, description="Wall clock for the covering tests on one mutant.")
+    # mutmut's rule: tests that take many times longer on B than on A are looping, so a mutant's limit is
+    # scaled from its covering tests' baseline time (at most mutant_timeout_sec) instead of a flat wait.
+    mutant_timeout_factor: float = Field(
+        10.0, ge=1.0, description="A mutant's covering tests may take this many times their baseline duration.")
+    mutant_timeout_floor_sec: float = Field(
+        3.0, gt=0, description="Added to the scaled limit: start-up and a loaded machine's slack.")
+    # One forked child per CPU the sandbox may use; more only queue for the same CPUs.
+    gate_workers: int = Field(0, ge=0, le=32, description="Mutants gated at once (0: one per sandbox CPU).")
     memory_mb: int = Field(4096, ge=256, description="Memory limit of sandboxed runs.")
     cpus: float = Field(1.0, gt=0, description="CPU limit of sandboxed runs.")
     pids: int = Field(512, ge=32, description="Process limit of sandboxed runs (fork bombs).")

@@ -22,7 +22,8 @@ from repo2rlenv.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
-from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, baseline_coverage
+from repo2rlenv.pipelines.test_synthesis.fast_gates import BatchGateRunner
+from repo2rlenv.pipelines.test_synthesis.gates import GateTimeouts, baseline_coverage
 from repo2rlenv.pipelines.test_synthesis.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
@@ -30,6 +31,13 @@ from repo2rlenv.sources import snapshot
 from repo2rlenv.taskdir import DatasetPaths, TaskPaths
 
 PIPELINE_VERSION = "0.1.0"
+# Candidates gated per worker batch: about four per task still wanted (most mutants are killed), within
+# bounds that keep the worker's warm-up amortised and the work past the limit small.
+_MIN_BATCH, _MAX_BATCH, _BATCH_PER_TASK = 8, 64, 4
+
+
+def _function_key(cand: Candidate) -> str:
+    return f"{cand.function.path}::{cand.function.qualname}"
 
 
 def _siblings_index(candidates: list[Candidate]):
@@ -84,7 +92,7 @@ class TestSynthesisPipeline:
             result.stages["candidates"] = len(candidates)
             self._report_functions(ctx, baseline, functions)
             client, ledger = self._llm(ctx, options)
-            gates = GateRunner(runner, baseline, timeout=options.mutant_timeout_sec)
+            gates = self._gates(ctx, options, runner, baseline)
             synth = Synthesizer(SynthesisContext(
                 suite=runner, baseline=baseline, options=options, a_dir=a_dir,
                 tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
@@ -157,8 +165,18 @@ class TestSynthesisPipeline:
 
         return run
 
-    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: GateRunner, synth: Synthesizer,
+    def _gates(self, ctx: RunContext, options: TestSynthesisOptions, runner: SuiteRunner,
+               baseline: BaselineReport) -> BatchGateRunner:
+        """The batch gate runner: one warm worker per batch, forking a child per candidate."""
+        workers = options.gate_workers or max(1, int(options.cpus))
+        timeouts = GateTimeouts(cap=options.mutant_timeout_sec, factor=options.mutant_timeout_factor,
+                                floor=options.mutant_timeout_floor_sec)
+        return BatchGateRunner(runner, baseline, timeout=timeouts, workers=workers)
+
+    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: BatchGateRunner, synth: Synthesizer,
                  candidates: list[Candidate], result: PipelineResult) -> list[Candidate]:
+        """Gate candidates in batches, in the miner's order, and synthesize tasks from the survivors until
+        `limit` tasks exist. Returns every candidate decided (the rest were never needed)."""
         per_function: Counter[str] = Counter()
         done: list[Candidate] = []
         dataset = DatasetPaths(ctx.out_dir)
@@ -168,47 +186,75 @@ class TestSynthesisPipeline:
         journal: Journal[Candidate] = Journal(dataset.root / ".r2e-state" / f"{state_key}.jsonl", Candidate,
                                               "candidate_id")
         decided = journal.load()
+
+        def enough(cand: Candidate) -> bool:
+            return len(result.emitted) >= options.limit or per_function[_function_key(cand)] >= options.max_per_function
+
+        queue = iter(candidates)
         with ctx.reporter.progress(f"candidates (up to {options.limit} tasks)", total=len(candidates)) as tick:
-            for cand in candidates:
-                key = f"{cand.function.path}::{cand.function.qualname}"
-                if len(result.emitted) >= options.limit:
+            while len(result.emitted) < options.limit:
+                size = min(_MAX_BATCH, max(_MIN_BATCH, _BATCH_PER_TASK * (options.limit - len(result.emitted))))
+                batch: list[Candidate] = []
+                for cand in queue:
+                    if enough(cand):
+                        tick(f"{cand.function.qualname}: enough from this function")
+                        continue
+                    task_id = task_id_for(ctx.source.slug, ctx.commit, cand)
+                    prev = decided.get(cand.candidate_id)
+                    if task_id in existing or (prev is not None and prev.status == "dropped"):
+                        done.append(self._resume(cand, prev, task_id in existing, task_id, result, per_function))
+                        tick(f"{cand.function.qualname}: decided in an earlier run")
+                        continue
+                    batch.append(cand)
+                    if len(batch) >= size:
+                        break
+                if not batch:
                     break
-                if per_function[key] >= options.max_per_function:
-                    tick(f"{cand.function.qualname}: enough from this function")
-                    continue
-                task_id = task_id_for(ctx.source.slug, ctx.commit, cand)
-                prev = decided.get(cand.candidate_id)
-                if task_id in existing or (prev is not None and prev.status == "dropped"):
-                    # A rerun: this candidate was decided before (its task published completely, or
-                    # dropped for a recorded reason); reuse the decision instead of redoing the work.
-                    cand = prev if prev is not None else cand
+                tick(f"gating {len(batch)} candidates", advance=0)
+                gates.check_many(batch)
+                for cand in batch:
+                    result.stages["gated"] += 1
+                    if enough(cand):
+                        # Gated in the same batch as the task that filled the limit (or this function's
+                        # share): not decided, so a rerun with a larger limit tries it again.
+                        result.stages["gated, not needed"] += 1
+                        tick(f"{cand.function.qualname}: not needed")
+                        continue
                     done.append(cand)
-                    result.stages["resumed"] += 1
-                    if task_id in existing:
-                        cand.status, cand.task_id = "emitted", task_id
-                        result.emitted.append(task_id)
-                        per_function[key] += 1
-                    else:
-                        result.skip_reasons[cand.skip_reason or "unknown"] += 1
-                    tick(f"{cand.function.qualname}: decided in an earlier run")
-                    continue
-                done.append(cand)
-                gates.check(cand)
-                if cand.status == "kept" and cand.killed and options.require_surviving:
-                    cand.drop(SkipReason.killed)
-                result.stages["gated"] += 1
-                if cand.status == "kept":
-                    result.stages["survived gates"] += 1
-                    tick(f"{cand.function.qualname} {cand.operator}: synthesizing the oracle")
-                    emitted = synth.synthesize(cand)
-                    if emitted:
-                        result.emitted.append(emitted)
-                        per_function[key] += 1
-                if cand.status == "dropped":
-                    result.skip_reasons[cand.skip_reason or "unknown"] += 1
-                journal.append(cand)
-                tick(f"{cand.function.qualname} {cand.operator or (cand.commit or '')[:8]}: {cand.status}")
+                    self._decide(cand, options, synth, result, per_function, tick)
+                    journal.append(cand)
         return done
+
+    def _resume(self, cand: Candidate, prev: Candidate | None, published: bool, task_id: str,
+                result: PipelineResult, per_function: Counter[str]) -> Candidate:
+        """A rerun: reuse the decision an earlier run made (its task published completely, or the
+        candidate dropped for a recorded reason) instead of redoing the work."""
+        cand = prev if prev is not None else cand
+        result.stages["resumed"] += 1
+        if published:
+            cand.status, cand.task_id = "emitted", task_id
+            result.emitted.append(task_id)
+            per_function[_function_key(cand)] += 1
+        else:
+            result.skip_reasons[cand.skip_reason or "unknown"] += 1
+        return cand
+
+    def _decide(self, cand: Candidate, options: TestSynthesisOptions, synth: Synthesizer, result: PipelineResult,
+                per_function: Counter[str], tick: Callable[..., None]) -> None:
+        """A gated candidate: drop it when the suite noticed B (unless asked to keep those), else try to
+        synthesize its oracle and emit the task."""
+        if cand.status == "kept" and cand.killed and options.require_surviving:
+            cand.drop(SkipReason.killed)
+        if cand.status == "kept":
+            result.stages["survived gates"] += 1
+            tick(f"{cand.function.qualname} {cand.operator}: synthesizing the oracle", advance=0)
+            emitted = synth.synthesize(cand)
+            if emitted:
+                result.emitted.append(emitted)
+                per_function[_function_key(cand)] += 1
+        if cand.status == "dropped":
+            result.skip_reasons[cand.skip_reason or "unknown"] += 1
+        tick(f"{cand.function.qualname} {cand.operator or (cand.commit or '')[:8]}: {cand.status}")
 
     # --- output ---------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.fast_gates import WORKER_NAME, BatchGateRunner, WorkerStatus
 from repo2rlenv.pipelines.test_synthesis.functions import discover_functions
-from repo2rlenv.pipelines.test_synthesis.gates import GateRunner
+from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, GateTimeouts, failing_tests
 from repo2rlenv.sandbox.base import Limits
 
 CORE = '''\
@@ -125,6 +125,10 @@ EXPECTED_DOUBLE = double(3)
 
 def test_add():
     assert add(2, 3) == 5
+
+
+def test_add_again():
+    assert add(2, 2) == 4
 
 
 def test_clamp():
@@ -341,3 +345,43 @@ def test_worker_is_standalone():
                  if isinstance(node, ast.ImportFrom) and node.module}
     assert "pytest" in imported
     assert imported - {"pytest"} <= sys.stdlib_module_names
+
+
+def test_gates_stop_at_the_first_test_that_notices_b(gated):
+    """Both covering tests of `add` fail on B; the gates run only until the first one does."""
+    kind, slow, fast, results, _ = gated
+    for cand in (fast["killed"], slow["killed"]):
+        assert len(cand.line_tests) == 2
+        detail = next(g.detail for g in cand.gates if g.gate == "covering tests on B")
+        assert detail.startswith("2 run, 1 noticed B"), (kind, detail)
+    assert len(results[fast["killed"].candidate_id].failing) == 1
+
+
+def test_a_looping_mutant_is_stopped_at_its_scaled_timeout(gated):
+    """The covering tests of `countdown` take milliseconds on A, so the endless loop is cut at about the
+    floor (3 s), not at the flat cap."""
+    kind, _, fast, results, _ = gated
+    result = results[fast["infinite loop"].candidate_id]
+    assert result.status == WorkerStatus.timeout
+    assert result.duration < TIMEOUT_SEC - 3, (kind, result.duration)
+
+
+def test_gate_timeouts_scale_with_the_baseline_and_stay_under_the_cap():
+    from repo2rlenv.baseline.coverage_map import CoverageMap
+    from repo2rlenv.baseline.runner import BaselineReport
+
+    baseline = BaselineReport(total=3, stable_passing=["a", "b", "c"], quarantined={}, coverage=CoverageMap(),
+                              duration_sec=1.0, durations={"a": 0.5, "b": 1.5, "c": 100.0})
+    timeouts = GateTimeouts(cap=60.0, factor=10.0, floor=3.0)
+    assert timeouts.for_tests(baseline, ["a", "b"]) == pytest.approx(23.0)
+    assert timeouts.for_tests(baseline, ["unknown"]) == pytest.approx(3.0)
+    assert timeouts.for_tests(baseline, ["c"]) == 60.0
+
+
+def test_failing_tests_after_a_stop_at_first_failure():
+    tests = ["t1", "t2", "t3"]
+    assert failing_tests(tests, {"t1": True, "t2": False}) == ["t2"]  # t3 never ran: -x stopped
+    assert failing_tests(tests, {"t1": True, "t2": True, "t3": True}) == []
+    # Nothing ran and failed, but not everything ran (a collection error): never "B survives".
+    assert failing_tests(tests, {"t1": True}) == ["t2", "t3"]
+    assert failing_tests(tests, {}) == tests
