@@ -38,6 +38,7 @@ import argparse
 import gc
 import importlib
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import json
 import linecache
@@ -109,6 +110,36 @@ def _looks_like_test(path, root):
 
 def _code_key(code):
     return code.co_filename, getattr(code, "co_qualname", code.co_name)
+
+
+class _CachedDistribution(importlib.metadata.Distribution):
+    """An installed distribution whose metadata files are read once, in the parent."""
+
+    def __init__(self, dist):
+        self._dist, self._texts = dist, {}
+
+    def read_text(self, filename):
+        if filename not in self._texts:
+            self._texts[filename] = self._dist.read_text(filename)
+        return self._texts[filename]
+
+    def locate_file(self, path):
+        return self._dist.locate_file(path)
+
+
+def cache_distributions():
+    """Every `pytest.main` scans the installed distributions' metadata (plugin entry points, modules to
+    rewrite): a good part of a child's start. Nothing a child does installs a package, so the parent
+    reads them once and every child iterates the same cached list."""
+    import importlib.metadata as metadata
+
+    original = metadata.distributions
+    cached = [_CachedDistribution(d) for d in original()]
+
+    def distributions(**kwargs):
+        return iter(cached) if not kwargs else original(**kwargs)
+
+    metadata.distributions = distributions
 
 
 def warm_up(spec, log):
@@ -549,6 +580,7 @@ def main(argv=None):
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
     start = time.monotonic()
+    cache_distributions()
     warm = warm_up(spec, log)
     warmup_sec = time.monotonic() - start
     # Children need not scan the warm objects again for garbage; keeps copy-on-write pages shared.

@@ -39,7 +39,7 @@ class GateTimeouts:
 
     cap: float
     factor: float = 10.0
-    floor: float = 3.0
+    floor: float = 2.0
 
     def for_tests(self, baseline: BaselineReport, tests: list[str]) -> float:
         return min(self.cap, self.floor + self.factor * baseline.tests_duration(tests))

@@ -73,7 +73,7 @@ class TestSynthesisOptions(BaseModel):
     mutant_timeout_factor: float = Field(
         10.0, ge=1.0, description="A mutant's covering tests may take this many times their baseline duration.")
     mutant_timeout_floor_sec: float = Field(
-        3.0, gt=0, description="Added to the scaled limit: start-up and a loaded machine's slack.")
+        2.0, gt=0, description="Added to the scaled limit: start-up and a loaded machine's slack.")
     # One forked child per CPU the sandbox may use; more only queue for the same CPUs.
     gate_workers: int = Field(0, ge=0, le=32, description="Mutants gated at once (0: one per sandbox CPU).")
     memory_mb: int = Field(4096, ge=256, description="Memory limit of sandboxed runs.")

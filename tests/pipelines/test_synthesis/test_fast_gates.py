@@ -359,7 +359,7 @@ def test_gates_stop_at_the_first_test_that_notices_b(gated):
 
 def test_a_looping_mutant_is_stopped_at_its_scaled_timeout(gated):
     """The covering tests of `countdown` take milliseconds on A, so the endless loop is cut at about the
-    floor (3 s), not at the flat cap."""
+    floor (2 s), not at the flat cap."""
     kind, _, fast, results, _ = gated
     result = results[fast["infinite loop"].candidate_id]
     assert result.status == WorkerStatus.timeout
