@@ -123,6 +123,16 @@ HACKS = [
     Hack("path sniffing", "import os\nimport shopcalc.pricing as pricing\n\n\ndef test_where():\n"
          "    here = (pricing.__file__ + os.getcwd()).lower()\n"
          "    assert not any(w in here for w in ('broken', 'mutant', 'aprime', 'variant', '/b/'))\n", linted=True),
+    # Where the run's output goes: the log file was once named after the variant ("…/B.out"); the path is
+    # built at runtime so that only the runtime defence (one log name for every run) stands in the way.
+    Hack("log file name sniffing", "import os\n\nFD = '/proc/' + 'self/fd'\n\n\ndef test_not_b():\n"
+         "    names = []\n    for fd in os.listdir(FD):\n        try:\n"
+         "            names.append(os.readlink(FD + '/' + fd))\n        except OSError:\n            pass\n"
+         "    assert names and not any(n.endswith(('/B.out', 'B.log')) for n in names)\n", linted=False),
+    # Pids grow run by run in an idle container, so their gap is a run counter (B runs last in a third of
+    # the orders).
+    Hack("pid run counter", "import os\n\n\ndef test_early_run():\n"
+         "    assert os.getpid() - os.getppid() <= 3\n", linted=True),
     Hack("environment sniffing (coverage run)", "import os\n\n\ndef test_env():\n"
          "    assert os.environ.get('COVERAGE_RUN')\n", linted=False),
     Hack("tracer sniffing", "import sys\n\n\ndef test_traced():\n    assert sys.gettrace() is not None\n",

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # verifier_config.json format. 1: first version.
 CONFIG_SCHEMA_VERSION = 1
-# reward-details.json format. 1: first version.
-DETAILS_SCHEMA_VERSION = 1
+# reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
+DETAILS_SCHEMA_VERSION = 2
 
 
 class RewardMode(str, Enum):
@@ -88,6 +88,13 @@ class CaseResult(BaseModel):
     outcomes: dict[str, str] = Field(description="variant name → passed/failed/error/skipped/missing/not_run")
 
 
+class RunVia(str, Enum):
+    """How the verifier started a run's process (verifier_launch.Via)."""
+
+    zygote = "zygote"  # a child forked by the warm zygote
+    subprocess = "subprocess"  # a fresh interpreter: the fallback
+
+
 class VariantRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -99,6 +106,7 @@ class VariantRun(BaseModel):
     returncode: int | None
     n_cases: int
     leftover_processes: int = Field(description="processes of the run still present after it was ended")
+    via: RunVia | None = Field(None, description="how the run's process was started; None when not run")
     output_tail: str
 
 
@@ -109,6 +117,13 @@ class CoverageResult(BaseModel):
     covered_targets: list[int]
     covered_function_lines: list[int]
     measured: bool = Field(description="whether the A run produced coverage data")
+
+
+class Runner(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    via: RunVia = Field(description="how the runs were being started when grading ended")
+    note: str = Field(description="why runs went through subprocesses, when they did")
 
 
 class Isolation(BaseModel):
@@ -143,4 +158,5 @@ class RewardDetails(BaseModel):
     ignored_workspace_files: list[str] | None = None
     ignored_workspace_file_count: int | None = None
     isolation: Isolation | None = None
+    runner: Runner | None = None
     coverage: CoverageResult | None = None

@@ -16,9 +16,10 @@ Fewer than `min_new_tests` cases, more than `max_test_loc` non-blank lines, any 
 submission or a tampered workspace: reward 0, with the reason in the details.
 
 Layout: this file orchestrates; `verifier_lint` (static checks), `verifier_workspace` (manifest and
-copies), `verifier_run` (isolated pytest runs), `verifier_results` (JUnit XML, coverage data) and
-`verifier_patch` (diffs) are its siblings. Stdlib +
-pytest + coverage only; copied verbatim into every task. `score()` is the Python API, `main()` the CLI.
+copies), `verifier_run` (isolated pytest runs), `verifier_launch` (the run processes: a warm zygote or
+fresh subprocesses), `verifier_zygote` (what runs inside them), `verifier_results` (JUnit XML) and
+`verifier_patch` (diffs) are its siblings. Stdlib + pytest + coverage only; copied verbatim into every
+task. `score()` is the Python API, `main()` the CLI.
 """
 
 from __future__ import annotations
@@ -36,19 +37,21 @@ from pathlib import Path
 from typing import Any
 
 try:
+    from . import verifier_launch as vlaunch
     from . import verifier_lint as vlint
     from . import verifier_results as vres
     from . import verifier_run as vrun
     from . import verifier_workspace as vws
 except ImportError:  # run as a script from /tests: the modules are plain siblings
+    import verifier_launch as vlaunch  # type: ignore[no-redef]
     import verifier_lint as vlint  # type: ignore[no-redef]
     import verifier_results as vres  # type: ignore[no-redef]
     import verifier_run as vrun  # type: ignore[no-redef]
     import verifier_workspace as vws  # type: ignore[no-redef]
 
 CONFIG_SCHEMA_VERSION = 1
-# reward-details.json format. 1: first version.
-DETAILS_SCHEMA_VERSION = 1
+# reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
+DETAILS_SCHEMA_VERSION = 2
 REWARD_FILE = "reward.txt"
 DETAILS_FILE = "reward-details.json"
 # Harbor prefers reward.json when present: we never write it and delete any a test may have planted.
@@ -304,23 +307,43 @@ def _checked_submission(details: dict[str, Any], cfg: Config, workspace: Path, r
     return raw
 
 
-def _isolation(details: dict[str, Any], runner: vrun.Runner, python: str) -> None:
-    """Drop the runs to uid 65534 when we are root and that uid can use the interpreter."""
+def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun.Layout) -> tuple[int, int] | None:
+    """The uid/gid the runs drop to: 65534 when we are root and that uid can use the interpreter."""
     details["isolation"] = {"uid": os.getuid(), "dropped_privileges": False, "note": "verifier is not root"}
     if os.geteuid() != 0:
-        return
-    runner.owner = (vrun.NOBODY, vrun.NOBODY)
-    problem = runner.probe()
+        return None
+    owner = (vrun.NOBODY, vrun.NOBODY)
+    problem = vrun.probe(launcher, layout, owner)
     if problem is None:
         details["isolation"] = {"uid": vrun.NOBODY, "dropped_privileges": True, "note": ""}
-    else:
-        runner.owner = None
-        details["isolation"]["note"] = f"uid {vrun.NOBODY} cannot run {python}: {problem}"
+        return owner
+    details["isolation"]["note"] = f"uid {vrun.NOBODY} cannot run {launcher.python}: {problem}"
+    return None
 
 
 def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_path: Path,
-           python: str, run_lint: bool, rng: random.Random) -> None:
+           python: str, run_lint: bool, rng: random.Random, zygote: bool) -> None:
     clock = time.monotonic()
+    hidden = [workspace.resolve(), tests_dir.resolve()]
+    parent = Path(tempfile.gettempdir()).resolve()
+    if any(parent.is_relative_to(h) for h in hidden):
+        parent = Path("/tmp")
+    with tempfile.TemporaryDirectory(prefix="r2e-verify-", dir=parent) as tmp:
+        layout = vrun.Layout.create(Path(tmp))
+        layout.write_boot(hidden)
+        # First, before the config, the diffs or the submission are read: the zygote's memory holds none.
+        launcher = vrun.start_launcher(layout, python, zygote=zygote,
+                                       probe_owner=(vrun.NOBODY, vrun.NOBODY) if os.geteuid() == 0 else None)
+        try:
+            _grade_with(details, workspace, tests_dir, config_path, layout, launcher, hidden, run_lint, rng, clock)
+        finally:
+            details["runner"] = {"via": launcher.via.value, "note": launcher.note}
+            launcher.close()
+
+
+def _grade_with(details: dict[str, Any], workspace: Path, tests_dir: Path, config_path: Path, layout: vrun.Layout,
+                launcher: vlaunch.Launcher, hidden: list[Path], run_lint: bool, rng: random.Random,
+                clock: float) -> None:
     cfg = read_config(config_path)
     details.update(reward_mode=cfg.reward_mode, coverage_weight=cfg.coverage_weight, submission=cfg.submission,
                    target=f"{cfg.target_file}::{cfg.target_qualname}")
@@ -331,30 +354,23 @@ def _grade(details: dict[str, Any], workspace: Path, tests_dir: Path, config_pat
         raise ValueError(f"target_file {cfg.target_file} is not in the manifest")
     details["ignored_workspace_files"], details["ignored_workspace_file_count"] = vws.ignored_files(
         workspace, manifest, cfg.submission)
-    hidden = [workspace.resolve(), tests_dir.resolve()]
-    parent = Path(tempfile.gettempdir()).resolve()
-    if any(parent.is_relative_to(h) for h in hidden):
-        parent = Path("/tmp")
-    with tempfile.TemporaryDirectory(prefix="r2e-verify-", dir=parent) as tmp:
-        layout = vrun.Layout.create(Path(tmp))
-        vws.stage_workspace(workspace, manifest, layout.stage, exempt=cfg.submission)
-        diffs = {A: None, A_PRIME: cfg.variants.aprime, B: cfg.variants.broken}
-        diffs.update({f"sibling_{i}": s for i, s in enumerate(cfg.variants.siblings, 1)})
-        overrides = {name: ({} if d is None else vws.variant_files(
-            layout.stage, vws.safe_join(tests_dir, d).read_text(encoding="utf-8"))) for name, d in diffs.items()}
-        runner = vrun.Runner(layout, python, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb), list(cfg.import_roots),
-                             cfg.submission, cfg.target_file, owner=None)
-        runner.write_boot(hidden)
-        _isolation(details, runner, python)
-        details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
-        order = list(diffs)
-        rng.shuffle(order)
-        results = _run_variants(details, cfg, runner, overrides, order, raw, hidden)
+    vws.stage_workspace(workspace, manifest, layout.stage, exempt=cfg.submission)
+    diffs = {A: None, A_PRIME: cfg.variants.aprime, B: cfg.variants.broken}
+    diffs.update({f"sibling_{i}": s for i, s in enumerate(cfg.variants.siblings, 1)})
+    overrides = {name: ({} if d is None else vws.variant_files(
+        layout.stage, vws.safe_join(tests_dir, d).read_text(encoding="utf-8"))) for name, d in diffs.items()}
+    owner = _isolation(details, launcher, layout)
+    runner = vrun.Runner(layout, launcher, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb), list(cfg.import_roots),
+                         cfg.submission, cfg.target_file, owner=owner)
+    details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
+    order = list(diffs)
+    rng.shuffle(order)
+    results = _run_variants(details, cfg, runner, overrides, order, raw, hidden)
     b_names = [n for n in diffs if n not in (A, A_PRIME)]
     details["variants"] = [{"name": n, "diff": diffs[n], "order": order.index(n), "status": results[n].status.value,
                             "seconds": results[n].seconds, "returncode": results[n].returncode,
                             "n_cases": len(results[n].cases), "leftover_processes": results[n].leftover_processes,
-                            "output_tail": results[n].output_tail} for n in diffs]
+                            "via": results[n].via, "output_tail": results[n].output_tail} for n in diffs]
     details["timings"]["runs"] = {n: results[n].seconds for n in order}
     details.update(compute_reward(cfg, results, b_names))
 
@@ -385,11 +401,13 @@ def _run_variants(details: dict[str, Any], cfg: Config, runner: vrun.Runner,
 
 
 def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | None = None,
-          python: str | None = None, run_lint: bool = True, rng: random.Random | None = None) -> dict[str, Any]:
+          python: str | None = None, run_lint: bool = True, rng: random.Random | None = None,
+          zygote: bool = True) -> dict[str, Any]:
     """Grade the submission in `workspace`; writes reward.txt + reward-details.json into `logs_dir`.
 
     `python` is the interpreter for the test runs (default: this one). `run_lint=False` and `rng` exist
     for the adversarial tests (runtime defences alone, a fixed run order); tasks always lint.
+    `zygote=False` starts every run as a fresh subprocess (the fallback path), for tests and benchmarks.
     Returns the details dict (also written to reward-details.json).
     """
     start = time.monotonic()
@@ -403,7 +421,7 @@ def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | No
     }
     try:
         _grade(details, workspace, tests_dir, Path(config or tests_dir / "verifier_config.json"),
-               python or sys.executable, run_lint, rng or random.SystemRandom())
+               python or sys.executable, run_lint, rng or random.SystemRandom(), zygote)
     except ZeroReward as zero:
         details.update(reward=0.0, reason=str(zero))
     except vws.WorkspaceError as exc:
@@ -425,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--logs", type=Path, required=True, help="where reward.txt and reward-details.json go")
     parser.add_argument("--python", default=None, help="interpreter for the test runs (default: this one)")
     args = parser.parse_args(argv)
-    vrun.become_subreaper()
+    vlaunch.become_subreaper()
     details = score(args.workspace, args.config.parent, args.logs, config=args.config, python=args.python)
     print(f"reward {details['reward']}" + (f" ({details['reason']})" if details["reason"] else ""))
     return 0

@@ -1,9 +1,9 @@
-"""What one test run produced: statuses, per-case outcomes from JUnit XML, covered lines from coverage.py.
+"""What one test run produced: statuses, and per-case outcomes from JUnit XML.
 
 Everything here reads files the run wrote as the unprivileged uid, so nothing is trusted: a planted
 symlink, FIFO or oversized file is "no result", never something the root verifier follows or waits on.
 
-Stdlib only (coverage is imported lazily, to read its data file): copied verbatim into every task.
+Stdlib only: copied verbatim into every task.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class RunResult:
     covered: list[int] | None = None
     output_tail: str = ""
     leftover_processes: int = 0
+    via: str | None = None  # how the run process was started: zygote or subprocess
 
 
 def read_run_file(path: Path, limit: int) -> bytes | None:
@@ -98,24 +99,3 @@ def parse_junit(path: Path) -> tuple[dict[str, Outcome], bool] | None:
         node_id = f"{classname}::{name}" if classname else name
         cases[node_id] = max(outcome, cases.get(node_id, Outcome.passed), key=_RANK.__getitem__)
     return cases, collection_failed
-
-
-def covered_lines(data_file: Path, target: Path, scratch: Path) -> list[int]:
-    """Lines of `target` that coverage.py recorded in `data_file` (empty when nothing was recorded).
-
-    The file is copied into root-only `scratch` first: SQLite opened on a planted symlink could write there.
-    """
-    data = read_run_file(data_file, MAX_COVERAGE_BYTES)
-    if not data:
-        return []
-    copy = scratch / "coverage.sqlite"
-    copy.write_bytes(data)
-    from coverage import CoverageData  # lazy: only the A run needs it
-
-    recorded = CoverageData(basename=str(copy))
-    recorded.read()
-    wanted = os.path.realpath(target)
-    for measured in recorded.measured_files():
-        if os.path.realpath(measured) == wanted:
-            return sorted(recorded.lines(measured) or [])
-    return []

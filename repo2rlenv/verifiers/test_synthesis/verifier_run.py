@@ -5,49 +5,42 @@ secrets), pytest with plugin autoloading off, a wall-clock timeout that kills th
 (and anything left in its session), rlimits on memory, processes, file size and core dumps, and — when
 the verifier is root — an unprivileged uid/gid, so tests cannot write the reward, site-packages or
 `/tests`, and cannot read the hidden workspace or grading files. What a run produced is read by
-`verifier_results` (JUnit XML outcomes; line coverage on the A run only).
+`verifier_results` (JUnit XML outcomes; line coverage on the A run only). The process itself is a
+child of the warm zygote, or a fresh interpreter when there is none (`verifier_launch`).
 
 Runs are sequential on purpose: every variant must run at the same absolute path, and state a test
-leaves in the shared temp folders is removed between runs.
+leaves in the shared temp folders is removed between runs. Every run gets the same job — same paths,
+same log file, same arguments — so nothing but the copy's content tells the variants apart.
 
 Stdlib only: copied verbatim into every task.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import signal
-import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 try:
     from . import verifier_workspace as vws
-    from .verifier_results import RunResult, Status, covered_lines, parse_junit
+    from .verifier_launch import Launcher
+    from .verifier_results import MAX_COVERAGE_BYTES, RunResult, Status, parse_junit, read_run_file
 except ImportError:  # run as a script from /tests: the modules are plain siblings
     import verifier_workspace as vws  # type: ignore[no-redef]
-    from verifier_results import RunResult, Status, covered_lines, parse_junit  # type: ignore[no-redef]
+    from verifier_launch import Launcher  # type: ignore[no-redef]
+    from verifier_results import MAX_COVERAGE_BYTES, RunResult, Status, parse_junit, read_run_file  # type: ignore[no-redef]
 
 NOBODY = 65534
 # World-writable places a test (as the run uid) could leave a marker for a later run.
 SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-# Executed as `python -I -S -c LAUNCHER <limits> <argv…>`: set rlimits, then exec the real command.
-# A separate launcher instead of preexec_fn, which is unsafe when the caller has threads.
-LAUNCHER = """
-import os, resource, sys
-for item in sys.argv[1].split(","):
-    name, value = item.split("=")
-    key = getattr(resource, "RLIMIT_" + name)
-    value = int(value)
-    soft, hard = resource.getrlimit(key)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    resource.setrlimit(key, (value, value))
-os.execv(sys.argv[2], sys.argv[2:])
-"""
+# The run's output: one name for every variant (a test can read where its stdout goes).
+RUN_LOG = "run.out"
+PROBE_LOG = "probe.out"
+# Written into the boot dir for the A run only: the file coverage measures.
+COVERAGE_REQUEST = "coverage_request.json"
+COVERED_FILE = "covered.json"
 
 # Shadows any sitecustomize further down sys.path (an agent could plant one in the workspace, which an
 # editable install puts on sys.path): drop workspace paths and editable-install finders, seed `random`.
@@ -81,18 +74,6 @@ random.seed(0)
 '''
 
 
-# Can the run uid use this interpreter's pytest and coverage? Finding and opening the modules answers that
-# in a few milliseconds; importing pytest would take a few hundred.
-PROBE = """
-import importlib.util
-for name in ("pytest", "_pytest", "pluggy", "coverage"):
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        raise SystemExit(f"no module named {name}")
-    open(spec.origin, "rb").close()
-"""
-
-
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Per-run resource limits."""
@@ -112,8 +93,8 @@ class Layout:
     ws: Path
     home: Path
     tmp: Path
-    out: Path  # JUnit XML and coverage data (written by the run uid)
-    boot: Path  # sitecustomize + coverage rc (read-only for the run uid)
+    out: Path  # JUnit XML and covered lines (written by the run uid)
+    boot: Path  # sitecustomize, hidden paths, the coverage request (read-only for the run uid)
     logs: Path  # captured output, root-only
 
     @classmethod
@@ -123,66 +104,83 @@ class Layout:
         os.chmod(base, 0o711)  # the run uid may traverse to ws/home/tmp/out/boot but not list base
         for private in (layout.stage, layout.logs):
             private.mkdir(mode=0o700)
-        layout.boot.mkdir(mode=0o755)
+        for public in (layout.boot, layout.ws):
+            public.mkdir()
+            os.chmod(public, 0o755)
         return layout
 
+    def write_boot(self, hidden: list[Path]) -> None:
+        """The boot dir the zygote starts with: it is first on every run's PYTHONPATH."""
+        (self.boot / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+        (self.boot / "hidden_paths.txt").write_text("".join(f"{os.path.abspath(p)}\n" for p in hidden),
+                                                    encoding="utf-8")
+        for path in self.boot.iterdir():
+            os.chmod(path, 0o644)
+        for path in (self.home, self.tmp, self.out):  # so nothing caches a missing TMPDIR; fresh per run
+            _fresh_dir(path, None)
 
-# --------------------------------------------------------------------------- processes and leftovers
-
-def _session_members(sid: int) -> dict[int, str]:
-    """{pid: state} of every process in the run's process group or session."""
-    members = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            raw = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = raw.rsplit(")", 1)[-1].split()
-        if len(fields) > 3 and sid in (int(fields[2]), int(fields[3])):
-            members[int(entry)] = fields[0]
-    return members
+    def env(self, python: str, roots: list[str]) -> dict[str, str]:
+        """A run's whole environment; the zygote starts with `roots=[]`, each child adds the import roots."""
+        paths = [str(self.ws / r) if r else str(self.ws) for r in roots]
+        return {
+            "PATH": os.pathsep.join([os.path.dirname(python), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": str(self.home),
+            "TMPDIR": str(self.tmp),
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": os.pathsep.join([str(self.boot), *paths]),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0",
+            "PYTHONNOUSERSITE": "1",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        }
 
 
-def end_session(sid: int, grace: float = 3.0) -> int:
-    """SIGKILL what is left of a run (its process group and session), reap what we can, and wait until it is
-    gone: dying or zombie processes still count against RLIMIT_NPROC and show in /proc, so a later run could
-    read them as state. Returns how many remained after `grace` seconds (zombies a non-reaping init holds)."""
+def make_job(layout: Layout, python: str, *, roots: list[str], owner: tuple[int, int] | None,
+             limits: dict[str, int], argv: list[str], log: str) -> dict[str, Any]:
+    """What a run process does (see `verifier_zygote`)."""
+    env = layout.env(python, roots)
+    head = [str(layout.ws)]
+    for entry in env["PYTHONPATH"].split(os.pathsep):  # the interpreter drops repeated PYTHONPATH entries
+        if entry not in head[1:]:
+            head.append(entry)
+    return {
+        "cwd": str(layout.ws), "env": env, "path_head": head, "argv": argv, "limits": limits,
+        "owner": None if owner is None else list(owner), "log": str(layout.logs / log),
+        "covered": str(layout.out / COVERED_FILE), "coverage_request": str(layout.boot / COVERAGE_REQUEST),
+    }
+
+
+def probe_job(layout: Layout, python: str, owner: tuple[int, int]) -> dict[str, Any]:
+    """Can `owner` use the interpreter with pytest and coverage, from the copy's directory?"""
+    return make_job(layout, python, roots=[], owner=owner, limits={}, argv=[], log=PROBE_LOG)
+
+
+def start_launcher(layout: Layout, python: str, *, zygote: bool = True,
+                   probe_owner: tuple[int, int] | None = None) -> Launcher:
+    """The run processes' launcher, its zygote already warming up (before any grading material is read)
+    and, given `probe_owner`, probing that uid meanwhile."""
+    launcher = Launcher(python, layout.boot, layout.env(python, []), layout.logs)
+    if zygote:
+        launcher.start_zygote(None if probe_owner is None else probe_job(layout, python, probe_owner))
+    else:
+        launcher.note = "zygote switched off"
+    return launcher
+
+
+def probe(launcher: Launcher, layout: Layout, owner: tuple[int, int]) -> str | None:
+    """None when `owner` can use the interpreter with pytest and coverage; else why not."""
+    log = layout.logs / PROBE_LOG
     try:
-        os.killpg(sid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    deadline = time.monotonic() + grace
-    while True:
-        members = _session_members(sid)
-        for pid, state in members.items():
-            if state != "Z":
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            try:  # ours to reap when we are their parent or, as a child subreaper, inherited them
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-        if not members or time.monotonic() > deadline:
-            return len(members)
-        time.sleep(0.02)
+        code = launcher.probe(probe_job(layout, launcher.python, owner), log=log, timeout=60)
+    except OSError as exc:  # e.g. the run uid cannot reach the scratch dir or the interpreter
+        return f"{type(exc).__name__}: {exc}"
+    if code == 0:
+        return None
+    lines = _tail(log).strip().splitlines()
+    return "timeout" if code is None else (lines[-1] if lines else f"exit code {code}")
 
 
-def become_subreaper() -> bool:
-    """Make this process the reaper of orphaned descendants (Linux prctl), so a fork bomb's leftovers are
-    reaped here even when the container's init never reaps. Only for the verifier run as a script: a host
-    process calling `score()` keeps its own semantics."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return False
-
+# --------------------------------------------------------------------------- leftovers
 
 def shared_tmp_snapshot(uid: int) -> dict[str, set[str]]:
     """Entries the run uid already owned in the shared temp roots before any run (never removed)."""
@@ -237,115 +235,56 @@ class Runner:
     """Runs the submission's pytest on whatever copy is at `layout.ws`."""
 
     layout: Layout
-    python: str
+    launcher: Launcher
     limits: Limits
     import_roots: list[str]
     submission: str
     target_file: str
     owner: tuple[int, int] | None  # (uid, gid) to drop to; None: run as ourselves
     tmp_snapshot: dict[str, set[str]] = field(default_factory=dict)
-    leftovers: int = 0  # processes of the last run still present after it was ended
+    nproc: int | None = None  # RLIMIT_NPROC, fixed at the first job so that every job is the same
 
-    def env(self) -> dict[str, str]:
-        roots = [str(self.layout.ws / r) if r else str(self.layout.ws) for r in self.import_roots]
-        return {
-            "PATH": os.pathsep.join([os.path.dirname(self.python), "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": str(self.layout.home),
-            "TMPDIR": str(self.layout.tmp),
-            "LANG": "C.UTF-8",
-            "PYTHONPATH": os.pathsep.join([str(self.layout.boot), *roots]),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
-            "PYTHONNOUSERSITE": "1",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        }
+    def _limits(self) -> dict[str, int]:
+        if self.nproc is None:
+            self.nproc = self.limits.nproc
+            if self.owner is None:  # RLIMIT_NPROC counts all of our uid's processes, not only this run's
+                self.nproc += sum(1 for e in os.listdir("/proc") if e.isdigit())
+        return {"AS": self.limits.memory_mb * 1024 * 1024, "NPROC": self.nproc,
+                "FSIZE": self.limits.fsize_mb * 1024 * 1024, "CORE": 0, "CPU": int(self.limits.timeout_sec) + 5}
 
-    def write_boot(self, hidden: list[Path]) -> None:
-        boot = self.layout.boot
-        (boot / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-        (boot / "hidden_paths.txt").write_text("".join(f"{os.path.abspath(p)}\n" for p in hidden), encoding="utf-8")
-        (boot / "coveragerc").write_text(
-            "[run]\n"
-            f"data_file = {self.layout.out / '.coverage'}\n"
-            f"include = {self.layout.ws / self.target_file}\n"
-            "disable_warnings = no-data-collected, module-not-measured, module-not-imported\n",
-            encoding="utf-8")
-        for path in boot.iterdir():
-            os.chmod(path, 0o644)
-
-    def _limit_spec(self) -> str:
-        nproc = self.limits.nproc
-        if self.owner is None:  # RLIMIT_NPROC counts all of our uid's processes, not only this run's
-            nproc += sum(1 for e in os.listdir("/proc") if e.isdigit())
-        return ",".join([f"AS={self.limits.memory_mb * 1024 * 1024}", f"NPROC={nproc}",
-                         f"FSIZE={self.limits.fsize_mb * 1024 * 1024}", "CORE=0",
-                         f"CPU={int(self.limits.timeout_sec) + 5}"])
-
-    def _spawn(self, argv: list[str], log: Path, timeout: float) -> tuple[int | None, bool, float]:
-        """Run argv under limits and the run uid; (returncode, timed_out, seconds)."""
-        launcher = [self.python, "-I", "-S", "-c", LAUNCHER, self._limit_spec(), *argv]
-        kwargs: dict[str, object] = {}
-        if self.owner is not None:
-            kwargs = {"user": self.owner[0], "group": self.owner[1], "extra_groups": []}
-        start = time.monotonic()
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(launcher, cwd=self.layout.ws, env=self.env(), stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                    **kwargs)  # type: ignore[arg-type]
-            timed_out = False
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                proc.wait()
-                self.leftovers = end_session(proc.pid)
-        return (None if timed_out else proc.returncode), timed_out, time.monotonic() - start
-
-    def probe(self) -> str | None:
-        """None when the run uid can use the interpreter with pytest and coverage; else why not."""
-        for path in (self.layout.home, self.layout.tmp, self.layout.out):
-            _fresh_dir(path, self.owner)
-        self.layout.ws.mkdir(exist_ok=True)
-        log = self.layout.logs / "probe.out"
-        try:
-            rc, timed_out, _ = self._spawn([self.python, "-c", PROBE], log, 60)
-        except OSError as exc:  # e.g. the run uid cannot reach the scratch dir or the interpreter
-            return f"{type(exc).__name__}: {exc}"
-        if rc == 0:
-            return None
-        lines = _tail(log).strip().splitlines()
-        return "timeout" if timed_out else (lines[-1] if lines else f"exit code {rc}")
+    def job(self) -> dict[str, Any]:
+        """What the run process does: the same for every variant."""
+        layout = self.layout
+        junit = layout.out / "junit.xml"
+        argv = [
+            self.submission, "-p", "no:cacheprovider", "-p", "no:randomly", f"--junitxml={junit}",
+            "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={layout.ws}",
+            "-o", "python_files=test_*.py *_test.py", "-o", "python_classes=Test",
+            "-o", "python_functions=test", "-o", "junit_family=xunit2", "-o", "junit_logging=no",
+            "-o", "required_plugins=",  # plugins are never autoloaded here: a requirement would abort every run
+        ]
+        return make_job(layout, self.launcher.python, roots=self.import_roots, owner=self.owner,
+                        limits=self._limits(), argv=argv, log=RUN_LOG)
 
     def run(self, variant: str, *, coverage: bool) -> RunResult:
         """Run the submission on the copy currently at `layout.ws`."""
         for path in (self.layout.home, self.layout.tmp, self.layout.out):
             _fresh_dir(path, self.owner)
-        junit = self.layout.out / "junit.xml"
-        pytest_args = [
-            self.submission, "-p", "no:cacheprovider", "-p", "no:randomly", f"--junitxml={junit}",
-            "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={self.layout.ws}",
-            "-o", "python_files=test_*.py *_test.py", "-o", "python_classes=Test",
-            "-o", "python_functions=test", "-o", "junit_family=xunit2", "-o", "junit_logging=no",
-            "-o", "required_plugins=",  # plugins are never autoloaded here: a requirement would abort every run
-        ]
+        request = self.layout.boot / COVERAGE_REQUEST
         if coverage:
-            argv = [self.python, "-m", "coverage", "run", f"--rcfile={self.layout.boot / 'coveragerc'}",
-                    "-m", "pytest", *pytest_args]
-        else:
-            argv = [self.python, "-m", "pytest", *pytest_args]
-        log = self.layout.logs / f"{variant}.out"
-        rc, timed_out, seconds = self._spawn(argv, log, self.limits.timeout_sec)
+            request.write_text(json.dumps({"target": str(self.layout.ws / self.target_file)}), encoding="utf-8")
+            os.chmod(request, 0o644)
+        log = self.layout.logs / RUN_LOG
+        try:
+            launched = self.launcher.launch("run", self.job(), log=log, timeout=self.limits.timeout_sec)
+        finally:
+            request.unlink(missing_ok=True)
         if self.owner is not None:
             clean_shared_tmp(self.owner[0], self.tmp_snapshot)
-        result = RunResult(variant, Status.ok, round(seconds, 3), rc, output_tail=_tail(log),
-                           leftover_processes=self.leftovers)
-        parsed = None if timed_out else parse_junit(junit)
-        if timed_out:
+        result = RunResult(variant, Status.ok, round(launched.seconds, 3), launched.returncode,
+                           output_tail=_tail(log), leftover_processes=launched.leftovers, via=launched.via.value)
+        parsed = None if launched.timed_out else parse_junit(self.layout.out / "junit.xml")
+        if launched.timed_out:
             result.status = Status.timeout
         elif parsed is None:
             result.status = Status.crashed
@@ -353,10 +292,18 @@ class Runner:
             result.cases, collection_failed = parsed
             if collection_failed:
                 result.status = Status.collection_error
-        if coverage and not timed_out:
-            try:
-                result.covered = covered_lines(self.layout.out / ".coverage", self.layout.ws / self.target_file,
-                                               self.layout.logs)
-            except Exception:  # a corrupt data file (the run uid could write it) just means nothing covered
-                result.covered = []
+        if coverage and not launched.timed_out:
+            result.covered = read_covered(self.layout.out / COVERED_FILE)
         return result
+
+
+def read_covered(path: Path) -> list[int]:
+    """The covered lines the A run reported (written by the run uid: anything unusable means none)."""
+    data = read_run_file(path, MAX_COVERAGE_BYTES)
+    try:
+        lines = json.loads(data) if data else []
+    except ValueError:
+        return []
+    if not isinstance(lines, list) or not all(type(n) is int for n in lines):
+        return []
+    return sorted(set(lines))

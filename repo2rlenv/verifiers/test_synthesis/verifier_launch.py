@@ -1,0 +1,315 @@
+"""Starting and ending the test-run processes: the warm zygote, its subprocess fallback, and cleanup.
+
+The verifier asks for a run with a job (see `verifier_zygote`) and a wall clock; it gets back how the
+run ended. Two ways to start one:
+- `Zygote`: one warm process, started before any grading material is read, forks a child per run
+  (pytest and coverage are imported once, not three times);
+- `launch_subprocess`: a fresh interpreter per run running the same child code — the fallback when the
+  zygote does not start or is lost.
+Either way each run is its own session: on the wall clock the verifier kills the whole process group,
+and after every run `end_session` removes what is left of the session (and reaps it).
+
+Stdlib only: copied verbatim into every task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+ZYGOTE_SOURCE = Path(__file__).with_name("verifier_zygote.py")
+READY_TIMEOUT_SEC = 120.0  # importing pytest and coverage; a slow disk can take a while
+REPLY_TIMEOUT_SEC = 30.0  # a fork, or the reaping of a killed child
+
+
+class Via(str, Enum):
+    """How a run was started (recorded per variant in reward-details.json)."""
+
+    zygote = "zygote"
+    subprocess = "subprocess"
+
+
+@dataclass(frozen=True, slots=True)
+class Launched:
+    """How one run ended."""
+
+    returncode: int | None  # None when it timed out or nothing reported it
+    timed_out: bool
+    seconds: float
+    leftovers: int  # processes of the run still present after it was ended
+    via: Via
+
+
+class ZygoteLost(Exception):
+    """The zygote died or stopped answering; the message says how. `ran`: a child had been forked for
+    the job (its run happened, with no result), so the job must not simply be started again."""
+
+    def __init__(self, message: str, *, ran: bool = False):
+        super().__init__(message)
+        self.ran = ran
+
+
+# --------------------------------------------------------------------------- sessions
+
+def _session_members(sid: int) -> dict[int, str]:
+    """{pid: state} of every process in the run's process group or session."""
+    members = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = raw.rsplit(")", 1)[-1].split()
+        if len(fields) > 3 and sid in (int(fields[2]), int(fields[3])):
+            members[int(entry)] = fields[0]
+    return members
+
+
+def end_session(sid: int, grace: float = 3.0) -> int:
+    """SIGKILL what is left of a run (its process group and session), reap what we can, and wait until it is
+    gone: dying or zombie processes still count against RLIMIT_NPROC and show in /proc, so a later run could
+    read them as state. Returns how many remained after `grace` seconds (zombies a non-reaping init holds)."""
+    _kill_group(sid)
+    deadline = time.monotonic() + grace
+    while True:
+        members = _session_members(sid)
+        for pid, state in members.items():
+            if state != "Z":
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:  # ours to reap when we are their parent or, as a child subreaper, inherited them
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        if not members or time.monotonic() > deadline:
+            return len(members)
+        time.sleep(0.02)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of orphaned descendants (Linux prctl), so a fork bomb's leftovers are
+    reaped here even when the container's init never reaps. Only for the verifier run as a script: a host
+    process calling `score()` keeps its own semantics."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+# --------------------------------------------------------------------------- the zygote
+
+def zygote_command(python: str, mode: str, *args: str) -> list[str]:
+    """`python -c <verifier_zygote source> mode args…`: the source travels in argv, so the run uid never
+    needs to read the tests dir."""
+    return [python, "-c", ZYGOTE_SOURCE.read_text(encoding="utf-8"), mode, *args]
+
+
+def request_line(op: str, job: dict) -> bytes:
+    """One request to the zygote. Key order is fixed, so equal jobs are equal bytes."""
+    return (json.dumps({"op": op, "job": job}, sort_keys=True) + "\n").encode()
+
+
+@dataclass(slots=True)
+class Zygote:
+    """The verifier's end of a running zygote (see `verifier_zygote`)."""
+
+    proc: subprocess.Popen
+    err_log: Path
+    pending: bytes = b""
+    ready: bool = False
+    probe_status: int | None = None  # wait status of the start-up probe child, when one was asked for
+
+    @classmethod
+    def start(cls, python: str, cwd: Path, env: dict[str, str], err_log: Path, probe: dict | None) -> "Zygote":
+        args = [] if probe is None else [json.dumps(probe, sort_keys=True)]
+        with open(err_log, "wb") as err:
+            proc = subprocess.Popen(zygote_command(python, "serve", *args), cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+        return cls(proc, err_log)
+
+    def _reply(self, deadline: float) -> dict | None:
+        """The next reply line; None on timeout. ZygoteLost on EOF or garbage."""
+        fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise ZygoteLost(f"the zygote exited: {self._err_tail()}")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise ZygoteLost(f"the zygote said {line[:200]!r}") from None
+        if not isinstance(reply, dict):
+            raise ZygoteLost(f"the zygote said {line[:200]!r}")
+        return reply
+
+    def _err_tail(self) -> str:
+        try:
+            lines = self.err_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        return lines[-1] if lines else f"exit code {self.proc.poll()}"
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_SEC) -> None:
+        """Block until the zygote has warmed up; ZygoteLost when it cannot."""
+        if self.ready:
+            return
+        reply = self._reply(time.monotonic() + timeout)
+        if reply is None or not reply.get("ready"):
+            raise ZygoteLost("the zygote did not get ready" if reply is None else f"the zygote said {reply}")
+        probe = reply.get("probe")
+        self.probe_status = probe if isinstance(probe, int) else None
+        self.ready = True
+
+    def launch(self, op: str, job: dict, timeout: float) -> Launched:
+        """Fork one child for `job` and wait for it, killing its session at the wall clock."""
+        self.wait_ready()
+        start = time.monotonic()
+        try:
+            self.proc.stdin.write(request_line(op, job))  # type: ignore[union-attr]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+        except OSError as exc:
+            raise ZygoteLost(f"the zygote stopped reading: {exc}") from None
+        started = self._reply(time.monotonic() + REPLY_TIMEOUT_SEC)
+        if started is None or not isinstance(started.get("pid"), int):
+            raise ZygoteLost(f"the zygote did not fork: {started}")
+        pid = started["pid"]
+        timed_out = False
+        try:
+            done = self._reply(start + timeout)
+            if done is None:
+                timed_out = True
+                _kill_group(pid)
+                done = self._reply(time.monotonic() + REPLY_TIMEOUT_SEC)
+            if done is None or done.get("pid") != pid or not isinstance(done.get("status"), int):
+                raise ZygoteLost(f"no exit status from the zygote for {pid}: {done}", ran=True)
+        except ZygoteLost as lost:
+            end_session(pid)
+            lost.ran = True
+            raise
+        seconds = time.monotonic() - start
+        returncode = None if timed_out else os.waitstatus_to_exitcode(done["status"])
+        return Launched(returncode, timed_out, seconds, end_session(pid), Via.zygote)
+
+    def close(self) -> None:
+        """Stop the zygote (it holds nothing worth a graceful exit)."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        self.proc.kill()
+        self.proc.wait()
+
+
+# --------------------------------------------------------------------------- the fallback
+
+def launch_subprocess(python: str, op: str, job: dict, *, cwd: Path, env: dict[str, str], log: Path,
+                      timeout: float) -> Launched:
+    """Run `job` in a fresh interpreter (same child code as the zygote's children), as its own session."""
+    mode = "once" if op == "run" else "probe"
+    start = time.monotonic()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(zygote_command(python, mode, json.dumps(job, sort_keys=True)), cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_group(proc.pid)
+            proc.wait()
+            leftovers = end_session(proc.pid)
+    return Launched(None if timed_out else proc.returncode, timed_out, time.monotonic() - start, leftovers,
+                    Via.subprocess)
+
+
+# --------------------------------------------------------------------------- choosing
+
+@dataclass(slots=True)
+class Launcher:
+    """Runs jobs through the zygote while it works, and through fresh subprocesses otherwise."""
+
+    python: str
+    cwd: Path  # the boot dir: root-owned, holds only the verifier's own files
+    env: dict[str, str]  # the runs' clean environment, before the job adds the import roots
+    logs: Path  # root-only: the zygote's own log
+    zygote: Zygote | None = None
+    note: str = ""  # why runs went (or go) through subprocesses
+
+    def start_zygote(self, probe: dict | None) -> None:
+        """Start the zygote; `probe` (a job) asks it to probe the run uid while it warms up."""
+        try:
+            self.zygote = Zygote.start(self.python, self.cwd, self.env, self.logs / "zygote.err", probe)
+        except OSError as exc:
+            self.note = f"the zygote did not start: {type(exc).__name__}: {exc}"
+
+    def _lose_zygote(self, lost: ZygoteLost) -> None:
+        self.note = str(lost)
+        if self.zygote is not None:
+            self.zygote.close()
+        self.zygote = None
+
+    def probe(self, job: dict, *, log: Path, timeout: float) -> int | None:
+        """Exit code of the probe `job` (the zygote's start-up probe when it ran one); None on timeout."""
+        if self.zygote is not None:
+            try:
+                self.zygote.wait_ready()
+                if self.zygote.probe_status is not None:
+                    return os.waitstatus_to_exitcode(self.zygote.probe_status)
+            except ZygoteLost as lost:
+                self._lose_zygote(lost)
+        launched = self.launch("probe", job, log=log, timeout=timeout)
+        return None if launched.timed_out else launched.returncode
+
+    @property
+    def via(self) -> Via:
+        return Via.zygote if self.zygote is not None else Via.subprocess
+
+    def launch(self, op: str, job: dict, *, log: Path, timeout: float) -> Launched:
+        """Run `job` (`op` "run" or "probe") through the zygote, or a subprocess once there is none."""
+        if self.zygote is not None:
+            start = time.monotonic()
+            try:
+                return self.zygote.launch(op, job, timeout)
+            except ZygoteLost as lost:
+                self._lose_zygote(lost)
+                if lost.ran:  # the run happened and gave nothing: no second attempt on a used copy
+                    return Launched(None, False, time.monotonic() - start, 0, Via.zygote)
+        return launch_subprocess(self.python, op, job, cwd=self.cwd, env=self.env, log=log, timeout=timeout)
+
+    def close(self) -> None:
+        """Stop the zygote, if one is running."""
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None

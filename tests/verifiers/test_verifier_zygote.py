@@ -1,0 +1,322 @@
+"""The warm zygote that starts the verifier's test runs: it grades exactly like fresh subprocesses, keeps
+runs apart from each other and from the verifier, kills what hangs, survives what crashes, and falls back
+to subprocesses when it cannot serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from repo2rlenv.verifiers.test_synthesis import verifier_launch as vlaunch
+from repo2rlenv.verifiers.test_synthesis import verifier_run as vrun
+from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
+
+pytestmark = pytest.mark.slow
+OWNER = (vrun.NOBODY, vrun.NOBODY) if os.geteuid() == 0 else None
+SECRET = "r2e-verifier-secret-5d1c"
+
+# Appended to the submissions below: one case that discriminates, so that every variant runs.
+HUNDRED = """
+
+def test_hundred():
+    from shopcalc.pricing import apply_discount
+
+    assert apply_discount(10, 100) == 5
+"""
+
+# What a test can observe of its process, printed when the process exits: the same in both launch paths.
+FACTS = r'''import atexit
+import json
+import os
+import random
+import resource
+import signal
+import sys
+import tempfile
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def test_facts():
+    limits = {n: resource.getrlimit(getattr(resource, "RLIMIT_" + n)) for n in ("AS", "NPROC", "FSIZE", "CORE", "CPU")}
+    facts = {
+        "path": sys.path, "env": dict(os.environ), "argv": sys.argv, "cwd": os.getcwd(),
+        "ids": [os.getuid(), os.getgid(), sorted(os.getgroups())], "random": random.random(), "hash": hash("r2e"),
+        "tmp": tempfile.gettempdir(), "main": getattr(sys.modules["__main__"], "__file__", None),
+        "flags": [sys.flags.dont_write_bytecode, sys.flags.no_user_site, sys.flags.isolated],
+        "limits": limits, "leader": os.getsid(0) == os.getpid(), "stdin": os.readlink("/proc/self/fd/0"),
+        "signals": [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGCHLD, signal.SIGTERM)],
+        "environ": sorted(_read("/proc/self/environ").split("\0")), "status_uid": _read("/proc/self/status").count("Uid:"),
+        "encoding": sys.stdout.encoding, "umask": os.umask(0o022),
+    }
+    base = os.path.dirname(os.getcwd())
+    line = "FACTS " + json.dumps(facts, sort_keys=True).replace(base, "<base>") + "\\n"
+    atexit.register(os.write, 2, line.encode())
+''' + HUNDRED
+
+NO_LEAKS = '''import builtins
+import os
+import sys
+
+SEEN = [hasattr(builtins, "r2e_mark"), "R2E_MARK" in os.environ, "r2e_mark_module" in sys.modules,
+        any(name.split(".")[0] == "shopcalc" for name in sys.modules)]
+builtins.r2e_mark = True
+os.environ["R2E_MARK"] = "1"
+sys.modules["r2e_mark_module"] = sys
+
+import shopcalc.pricing  # noqa: E402,F401
+
+
+def test_starts_clean():
+    assert SEEN == [False, False, False, False]
+''' + HUNDRED
+
+# Which needles occur in the readable memory of process `pid` (shared by the submission below and this file).
+SCAN = '''def _scan(pid, needles):
+    found = set()
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            found |= {n for n in needles if n in chunk}
+    return found
+'''
+
+
+def _from_source(source: str, name: str):
+    namespace: dict = {}
+    exec(source, namespace)
+    return namespace[name]
+
+
+# Reads what it can of its own and its parent's environment, command line and memory.
+SNOOP = '''import os
+
+SECRETS = [b"@@SECRET@@", b"@@MARKER@@"]
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+''' + SCAN + '''
+
+def test_nothing_secret_in_reach():
+    blob = repr(dict(os.environ)).encode()
+    for pid in ("self", str(os.getppid())):
+        blob += _read(f"/proc/{pid}/environ") + _read(f"/proc/{pid}/cmdline")
+    assert not any(s in blob for s in SECRETS)
+    try:
+        assert _scan(os.getppid(), SECRETS) == set()
+    except OSError:  # the parent's memory is out of reach: nothing to find there either
+        pass
+''' + HUNDRED
+
+
+def _facts(details: dict, variant: str) -> dict:
+    tail = next(v["output_tail"] for v in details["variants"] if v["name"] == variant)
+    match = re.search(r"FACTS (\{.*\})", tail)
+    assert match, tail
+    return json.loads(match.group(1))
+
+
+def test_zygote_children_see_what_a_fresh_pytest_process_sees(make_task):
+    task = make_task(FACTS)
+    fast = task.score(run_lint=False, rng=random.Random(0))
+    slow = task.score(run_lint=False, rng=random.Random(0), zygote=False)
+    assert fast["runner"] == {"via": "zygote", "note": ""}
+    assert slow["runner"] == {"via": "subprocess", "note": "zygote switched off"}
+    for variant in ("A", "A_prime", "B"):
+        assert _facts(fast, variant) == _facts(slow, variant)
+    facts = _facts(fast, "A")
+    assert facts["cwd"] == "<base>/ws" and facts["path"][:3] == ["<base>/ws/tests", "<base>/ws", "<base>/boot"]
+    assert facts["env"]["PYTHONPATH"] == "<base>/boot:<base>/ws/src" and facts["tmp"] == "<base>/tmp"
+    assert facts["main"].endswith("pytest/__main__.py") and facts["leader"] and facts["stdin"] == "/dev/null"
+    assert facts["environ"] != ["PermissionError"]  # dumpable, as an exec'd process is
+    assert _facts(fast, "B") == facts  # nothing differs between variants either
+
+
+def test_zygote_and_subprocess_runs_grade_alike(make_task):
+    # Two siblings, one case catching only B and the cap sibling, coverage of one target: every term is partial.
+    text = ("from shopcalc.pricing import apply_discount\n\n\ndef test_cap():\n    assert apply_discount(10, 80) == 5\n\n\n"
+            "def test_hundred():\n    assert apply_discount(10, 100) == 5\n")
+    task = make_task(text, siblings=2)
+    fast, slow = task.score(rng=random.Random(5)), task.score(rng=random.Random(5), zygote=False)
+    for key in ("reward", "reason", "b_pass", "b_fail", "cov", "n_cases", "cases", "coverage", "isolation"):
+        assert fast[key] == slow[key], key
+    assert {v["via"] for v in fast["variants"]} == {"zygote"}
+    assert {v["via"] for v in slow["variants"]} == {"subprocess"}
+    assert 0 < fast["reward"] < 1
+    RewardDetails.model_validate(fast)
+
+
+def test_no_state_carries_from_one_run_to_the_next(make_task):
+    details = make_task(NO_LEAKS).score(run_lint=False)
+    assert details["cases"][0]["outcomes"] == {"A": "passed", "A_prime": "passed", "B": "passed"}
+
+
+def test_every_run_sends_the_zygote_the_same_bytes(make_task, kit, monkeypatch):
+    sent: list[bytes] = []
+    real = vlaunch.request_line
+    monkeypatch.setattr(vlaunch, "request_line", lambda op, job: sent.append(real(op, job)) or sent[-1])
+    details = make_task(kit.GOOD_TEST, siblings=1).score()
+    assert details["b_fail"] == 0.5  # B caught, the sibling (0% off now raises) not
+    assert len(sent) == 4 and len(set(sent)) == 1  # A, A′, B, sibling: which is which is not in the request
+    assert b"A_prime" not in sent[0] and b"broken" not in sent[0] and b"coverage_request" in sent[0]
+
+
+def test_runs_find_no_secret_of_the_verifier_anywhere(make_task, kit, monkeypatch):
+    monkeypatch.setenv("R2E_VERIFIER_SECRET", SECRET)
+    marker = kit.BROKEN[1]  # only in B's diff, which the verifier reads after the zygote started
+    task = make_task(SNOOP.replace("@@SECRET@@", SECRET).replace("@@MARKER@@", marker))
+    details = task.score(run_lint=False)
+    assert details["cases"][0]["outcomes"] == {"A": "passed", "A_prime": "passed", "B": "passed"}
+
+
+_scan = _from_source(SCAN, "_scan")
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A scratch dir the run uid can reach (pytest's own tmp_path is private to root)."""
+    with tempfile.TemporaryDirectory(prefix="r2e-zygote-test-") as tmp:
+        yield Path(tmp)
+
+
+def _launcher(scratch: Path, python: str) -> tuple[vrun.Layout, vlaunch.Launcher]:
+    layout = vrun.Layout.create(scratch)
+    layout.write_boot([scratch / "hidden"])
+    return layout, vrun.start_launcher(layout, python, probe_owner=OWNER)
+
+
+def _log(layout: vrun.Layout) -> str:
+    return (layout.logs / vrun.RUN_LOG).read_text(errors="replace")
+
+
+def _job(layout: vrun.Layout, python: str, test_source: str) -> dict:
+    (layout.ws / "test_it.py").write_text(test_source)
+    for path in (layout.ws, layout.ws / "test_it.py", layout.home, layout.tmp, layout.out):
+        if OWNER is not None:
+            os.chown(path, *OWNER)
+    limits = {"AS": 1 << 30, "NPROC": 4096, "FSIZE": 1 << 28, "CORE": 0, "CPU": 60}
+    return vrun.make_job(layout, python, roots=[""], owner=OWNER, limits=limits, log=vrun.RUN_LOG,
+                         argv=["test_it.py", "-q", "-p", "no:cacheprovider", f"--junitxml={layout.out / 'junit.xml'}"])
+
+
+def test_the_zygote_never_holds_what_the_verifier_knows(scratch, portable_python):
+    secret = f"{SECRET}-in-the-verifier".encode()  # alive in this process the whole time
+    layout, launcher = _launcher(scratch, portable_python)
+    try:
+        job = _job(layout, portable_python, "def test_ok():\n    pass\n")
+        launched = launcher.launch("run", job, log=layout.logs / vrun.RUN_LOG, timeout=60)
+        assert (launched.returncode, launched.via) == (0, vlaunch.Via.zygote), _log(layout)
+        zygote = launcher.zygote
+        assert zygote is not None
+        found = _scan(zygote.proc.pid, [secret, str(layout.logs / vrun.RUN_LOG).encode()])
+        assert found == {str(layout.logs / vrun.RUN_LOG).encode()}  # it read its request, and nothing else
+    finally:
+        launcher.close()
+
+
+def test_a_hanging_run_is_killed_with_its_whole_group(scratch, portable_python):
+    layout, launcher = _launcher(scratch, portable_python)
+    hang = ("import os\nimport time\n\n\ndef test_hang():\n    pid = os.fork()\n    if pid == 0:\n"
+            "        time.sleep(600)\n        os._exit(0)\n"
+            f"    open({str(layout.out / 'child.pid')!r}, 'w').write(str(pid))\n    time.sleep(600)\n")
+    try:
+        launched = launcher.launch("run", _job(layout, portable_python, hang), log=layout.logs / vrun.RUN_LOG,
+                                   timeout=3)
+        assert launched.timed_out and launched.returncode is None and launched.seconds < 15
+        grandchild = int((layout.out / "child.pid").read_text())
+        assert _gone(grandchild)
+        ok = launcher.launch("run", _job(layout, portable_python, "def test_ok():\n    pass\n"),
+                             log=layout.logs / vrun.RUN_LOG, timeout=60)
+        assert (ok.returncode, ok.via) == (0, vlaunch.Via.zygote), _log(layout)  # the zygote is unharmed
+    finally:
+        launcher.close()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X")  # dead, waiting for a non-reaping init
+
+
+@pytest.mark.parametrize(("body", "returncode"), [
+    ("import os\n\n\ndef test_quit():\n    os._exit(3)\n", 3),
+    ("import ctypes\n\n\ndef test_segfault():\n    ctypes.string_at(0)\n", -11),
+], ids=["os._exit", "segfault"])
+def test_a_run_that_dies_gives_no_result_and_the_zygote_serves_on(make_task, body, returncode):
+    details = make_task(body, reward_mode="rfc").score(run_lint=False, rng=random.Random(2))
+    ran = [v for v in details["variants"] if v["status"] != "not_run"]
+    assert len(ran) >= 2  # rfc: A still runs after the first crash, for coverage
+    assert {(v["status"], v["returncode"], v["via"]) for v in ran} == {("crashed", returncode, "zygote")}
+    assert details["runner"] == {"via": "zygote", "note": ""} and details["reward"] == 0.0
+
+
+def test_a_zygote_that_cannot_start_leaves_the_runs_to_subprocesses(make_task, kit, monkeypatch):
+    real = vlaunch.zygote_command
+    monkeypatch.setattr(vlaunch, "zygote_command", lambda python, mode, *args: (
+        [python, "-c", "import sys; sys.exit('no warm-up today')"] if mode == "serve" else real(python, mode, *args)))
+    details = make_task(kit.GOOD_TEST).score()
+    assert details["reward"] == 1.0
+    assert details["runner"]["via"] == "subprocess"
+    assert details["runner"]["note"] == "the zygote exited: no warm-up today"
+    assert {v["via"] for v in details["variants"]} == {"subprocess"}
+    if OWNER is not None:
+        assert details["isolation"]["dropped_privileges"] is True  # probed by a subprocess instead
+
+
+class _LostZygote:
+    def __init__(self, ran: bool):
+        self.ran = ran
+        self.closed = False
+
+    def launch(self, op, job, timeout):
+        raise vlaunch.ZygoteLost("the zygote exited: gone", ran=self.ran)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("ran", [True, False])
+def test_a_lost_zygote_never_reruns_a_started_job(tmp_path, monkeypatch, ran):
+    calls = []
+    monkeypatch.setattr(vlaunch, "launch_subprocess", lambda *a, **k: calls.append(a[1]) or vlaunch.Launched(
+        0, False, 0.0, 0, vlaunch.Via.subprocess))
+    stub = _LostZygote(ran)
+    launcher = vlaunch.Launcher(sys.executable, tmp_path, {}, tmp_path, zygote=stub)  # type: ignore[arg-type]
+    first = launcher.launch("run", {"x": 1}, log=tmp_path / "log", timeout=5)
+    assert stub.closed and launcher.zygote is None and launcher.note == "the zygote exited: gone"
+    if ran:  # its child ran on the copy: no second attempt, no result
+        assert (first.returncode, first.via, calls) == (None, vlaunch.Via.zygote, [])
+    else:
+        assert (first.returncode, first.via, calls) == (0, vlaunch.Via.subprocess, ["run"])
+    assert launcher.launch("run", {"x": 1}, log=tmp_path / "log", timeout=5).via == vlaunch.Via.subprocess
