@@ -1,5 +1,9 @@
 """The Docker sandbox: one image per repo snapshot, one warm container per session, `exec` per run.
 
+It also builds environments keyed by dependency spec (`sandbox/environments.py`): an image per key, built
+from the first tree with that key, whose sessions get another tree of the same key swapped into
+/workspace (the image lists the files it was built with, so the swap removes and rewrites exactly).
+
 Containers run with no network, memory/CPU/pids limits, all capabilities dropped and an environment
 built from scratch (nothing of the host's, so no secrets). Every command runs under coreutils
 `timeout -k`, which kills its whole process group; a host-side watchdog kills the container if even that
@@ -10,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import posixpath
 import shlex
 import tarfile
 import threading
@@ -23,11 +29,14 @@ from typing import Any, Mapping
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.errors import SandboxError, SandboxUnavailable
 from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
+from repo2rlenv.sandbox.environments import file_hashes
 from repo2rlenv.sandbox.install import InstallPlan, plan_install
 
 WORKSPACE = "/workspace"
 VENV_PYTHON = "/opt/venv/bin/python"
 LABEL = "repo2rlenv"
+# In an environment image: the files (path → sha256) of the tree it was built from.
+TREE_MANIFEST = "/opt/r2e/tree-files.json"
 # Grace period after the in-container `timeout` before the host watchdog kills the container.
 _WATCHDOG_GRACE_SEC = 4.0
 
@@ -54,7 +63,8 @@ def render_dockerfile(base_image: str, plan: InstallPlan) -> str:
     return Template(template).substitute(base_image=base_image, install_commands=" \\\n && ".join(commands))
 
 
-def _tar_context(repo_dir: Path, dockerfile: str, ca_bundle: Path | None) -> bytes:
+def _tar_context(repo_dir: Path, dockerfile: str, ca_bundle: Path | None,
+                 extra: Mapping[str, bytes] | None = None) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         def add_bytes(name: str, data: bytes) -> None:
@@ -65,30 +75,30 @@ def _tar_context(repo_dir: Path, dockerfile: str, ca_bundle: Path | None) -> byt
 
         add_bytes("Dockerfile", dockerfile.encode())
         add_bytes("extra-ca.pem", ca_bundle.read_bytes() if ca_bundle else b"")
+        for name, data in (extra or {}).items():
+            add_bytes(name, data)
         tar.add(repo_dir, arcname="repo")
     return buf.getvalue()
 
 
-def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,
-                plan: InstallPlan) -> str:
-    """Build (or reuse) the image for `repo_dir`; returns its tag."""
+def _base_id(client: Any, base_image: str) -> str:
     try:
-        base = client.images.get(base_image)
+        return client.images.get(base_image).id
     except Exception as exc:
         raise SandboxUnavailable(
             f"base image {base_image!r} not found; build it with scripts/build_base_image.sh"
         ) from exc
-    dockerfile = render_dockerfile(base_image, plan)
-    key = hashlib.sha256(
-        (tree_digest(repo_dir) + base.id + dockerfile + (ca_bundle.read_text() if ca_bundle else "")).encode()
-    ).hexdigest()[:16]
-    tag = f"repo2rlenv-sandbox/{tag_name}:{key}"
+
+
+def _image_exists(client: Any, tag: str) -> bool:
     try:
         client.images.get(tag)
-        return tag
+        return True
     except Exception:
-        pass
-    context = _tar_context(repo_dir, dockerfile, ca_bundle)
+        return False
+
+
+def _build(client: Any, context: bytes, tag: str, tag_name: str) -> None:
     try:
         # Builds reach the package index through the host network; runs never have a network.
         client.images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True,
@@ -98,7 +108,60 @@ def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, 
         lines = [str(item.get("stream", item.get("error", ""))).strip() for item in log if isinstance(item, dict)]
         tail = " | ".join(line for line in lines if line)[-600:]
         raise SandboxError(f"building the sandbox image for {tag_name} failed: {tail or exc}") from exc
+
+
+def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,
+                plan: InstallPlan) -> str:
+    """Build (or reuse) the image for `repo_dir`; returns its tag."""
+    base_id = _base_id(client, base_image)
+    dockerfile = render_dockerfile(base_image, plan)
+    key = hashlib.sha256(
+        (tree_digest(repo_dir) + base_id + dockerfile + (ca_bundle.read_text() if ca_bundle else "")).encode()
+    ).hexdigest()[:16]
+    tag = f"repo2rlenv-sandbox/{tag_name}:{key}"
+    if not _image_exists(client, tag):
+        _build(client, _tar_context(repo_dir, dockerfile, ca_bundle), tag, tag_name)
     return tag
+
+
+def environment_tag(tag_name: str, key: str) -> str:
+    """The image tag of environment `key` (per repo: an image also holds its build tree)."""
+    return f"repo2rlenv-env/{tag_name}:{key}"
+
+
+def build_environment_image(client: Any, *, key: str, repo_dir: Path, tag_name: str, base_image: str,
+                            ca_bundle: Path | None, plan: InstallPlan) -> str:
+    """Build (or reuse) environment `key` from `repo_dir`; the image lists the tree's files at
+    TREE_MANIFEST. Returns its tag."""
+    tag = environment_tag(tag_name, key)
+    if not _image_exists(client, tag):
+        dockerfile = render_dockerfile(base_image, plan) + f"COPY tree-files.json {TREE_MANIFEST}\n"
+        manifest = json.dumps(file_hashes(repo_dir), sort_keys=True).encode()
+        _build(client, _tar_context(repo_dir, dockerfile, ca_bundle, {"tree-files.json": manifest}), tag, tag_name)
+    return tag
+
+
+def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    # As `COPY` leaves them: the container's root owns the workspace, whoever owns the host's files.
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+# Removes the listed workspace files and then the directories they leave empty (run with the session's
+# python, which every image has).
+_REMOVE_SCRIPT = """\
+import json, os, sys
+root = os.path.realpath(sys.argv[1])
+for rel in json.load(open(sys.argv[2])):
+    path = os.path.join(root, rel)
+    if os.path.lexists(path):
+        os.remove(path)
+    parent = os.path.dirname(path)
+    while parent != root and os.path.isdir(parent) and not os.listdir(parent):
+        os.rmdir(parent)
+        parent = os.path.dirname(parent)
+"""
 
 
 class DockerSession:
@@ -188,6 +251,29 @@ class DockerSession:
             handle = tar.extractfile(member) if member else None
             return handle.read() if handle else None
 
+    def sync_workspace(self, tree_dir: Path) -> None:
+        """Make /workspace hold exactly `tree_dir`'s files, starting from an environment image's build
+        tree (TREE_MANIFEST): files only the build tree has are removed, new or different ones written.
+        Anything the install generated in the workspace (metadata, compiled extensions) stays."""
+        raw = self.read_file(TREE_MANIFEST)
+        built: dict[str, str] = json.loads(raw) if raw else {}
+        wanted = file_hashes(tree_dir)
+        stale = sorted(set(built) - set(wanted))
+        if stale:
+            script, listing = posixpath.join(self.scratch, "sync.py"), posixpath.join(self.scratch, "stale.json")
+            self.write_files({script: _REMOVE_SCRIPT, listing: json.dumps(stale)})
+            res = self.exec([self.python, script, WORKSPACE, listing], timeout=300)
+            if res.exit_code != 0:
+                raise SandboxError(f"cannot clear the workspace for {tree_dir.name}: {res.tail(3)}")
+        changed = [rel for rel, digest in wanted.items() if built.get(rel) != digest]
+        if changed:
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                for rel in changed:
+                    tar.add(tree_dir / rel, arcname=rel, recursive=False, filter=_owned_by_root)
+            if not self._container.put_archive(WORKSPACE, buf.getvalue()):
+                raise SandboxError(f"copying {tree_dir.name} into the container failed")
+
     def _restart(self) -> None:
         self._remove()
         self._start()
@@ -236,3 +322,22 @@ class DockerSandbox:
         if self.image is None:
             raise SandboxError("DockerSandbox.open() before prepare()")
         return DockerSession(self._client, self.image, self.limits)
+
+    # --- environments keyed by dependency spec (sandbox/environments.py) --------------------------
+
+    def environment_salt(self, plan: InstallPlan) -> str:
+        ca = self.ca_bundle.read_text() if self.ca_bundle else ""
+        return _base_id(self._client, self.base_image) + render_dockerfile(self.base_image, plan) + ca
+
+    def build_environment(self, key: str, tree_dir: Path, plan: InstallPlan) -> str:
+        return build_environment_image(self._client, key=key, repo_dir=tree_dir, tag_name=self.tag_name,
+                                       base_image=self.base_image, ca_bundle=self.ca_bundle, plan=plan)
+
+    def open_environment(self, handle: str, tree_dir: Path) -> DockerSession:
+        session = DockerSession(self._client, handle, self.limits)
+        try:
+            session.sync_workspace(tree_dir)
+        except BaseException:
+            session.close()
+            raise
+        return session

@@ -1,5 +1,8 @@
 """The local fallback sandbox: a venv per repo snapshot and a temp work dir per session.
 
+It also builds environments keyed by dependency spec (`sandbox/environments.py`): a venv per key, built
+from the first tree with that key; a session of it works on a copy of its own tree.
+
 Isolation is process-level only: each command runs in its own process group (killed as a whole on
 timeout), with rlimits, a from-scratch environment (no host secrets), and — when `unshare` can create a
 network namespace (root on Linux) — no network. Say so loudly: this is not a security boundary.
@@ -8,6 +11,7 @@ network namespace (root on Linux) — no network. Say so loudly: this is not a s
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import resource
 import shutil
@@ -148,7 +152,11 @@ class LocalSandbox:
     def prepare(self, repo_dir: Path) -> None:
         self.plan = plan_install(repo_dir)
         key = hashlib.sha256((tree_digest(repo_dir) + self.python).encode()).hexdigest()[:16]
-        home = self.cache_dir / "local-sandboxes" / key
+        self._venv = self._build_venv(self.cache_dir / "local-sandboxes" / key, repo_dir, self.plan)
+        self._repo_dir = repo_dir
+
+    def _build_venv(self, home: Path, repo_dir: Path, plan: InstallPlan) -> Path:
+        """The venv at `home` with `repo_dir` installed by `plan` (built once; `.ready` marks it done)."""
         venv, source = home / "venv", home / "src"
         if not (home / ".ready").exists():
             shutil.rmtree(home, ignore_errors=True)
@@ -157,7 +165,7 @@ class LocalSandbox:
             # their own import root first on sys.path.
             shutil.copytree(repo_dir, source, symlinks=True)
             steps = [[self.python, "-m", "venv", str(venv)]]
-            steps += [[str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *args] for args in self.plan.pip_installs]
+            steps += [[str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *args] for args in plan.pip_installs]
             env = {k: v for k, v in os.environ.items() if k.startswith(("PIP_", "HTTP", "HTTPS", "NO_PROXY", "SSL_", "REQUESTS_")) or k in ("PATH", "HOME")}
             for step in steps:
                 proc = subprocess.run(step, cwd=source, env=env, capture_output=True, text=True)
@@ -165,8 +173,7 @@ class LocalSandbox:
                     tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
                     raise SandboxError(f"preparing the local venv failed at `{' '.join(step[-3:])}`: {' | '.join(tail)}")
             (home / ".ready").write_text("ok\n")
-        self._repo_dir = repo_dir
-        self._venv = venv
+        return venv
 
     @property
     def venv_python(self) -> str:
@@ -178,3 +185,14 @@ class LocalSandbox:
         if self._repo_dir is None or self._venv is None:
             raise SandboxError("LocalSandbox.open() before prepare()")
         return LocalSession(self._repo_dir, self._venv, self.limits, self.network_isolated)
+
+    # --- environments keyed by dependency spec (sandbox/environments.py) --------------------------
+
+    def environment_salt(self, plan: InstallPlan) -> str:
+        return self.python + json.dumps(plan.pip_installs)
+
+    def build_environment(self, key: str, tree_dir: Path, plan: InstallPlan) -> str:
+        return str(self._build_venv(self.cache_dir / "local-envs" / key, tree_dir, plan))
+
+    def open_environment(self, handle: str, tree_dir: Path) -> LocalSession:
+        return LocalSession(tree_dir, Path(handle), self.limits, self.network_isolated)

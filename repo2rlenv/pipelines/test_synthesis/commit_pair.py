@@ -5,54 +5,57 @@ changes one function F's code (its AST without docstrings and type annotations d
 parent) without touching a test, and F carries most of C's changed lines. Every commit that is not kept
 is counted under ``commit: <reason>``.
 
-Design decision — one environment per ref. Everything downstream (sandbox image, baseline, gates,
-oracle, emitted task) is built from one snapshot A = the ref. So a commit is kept only when F's source
-text at C equals F's text at the ref, and B is *the ref's file with F's body replaced by F as it was in
-C's parent* (a source-only patch against the ref). A = the fixed F, B = the unfixed F, everything else
-as at the ref. Consequences, deliberately:
-- dependency files (pyproject.toml, setup.cfg, setup.py, requirements*.txt) are always the ref's, so
-  issue 4's "one environment per dependency spec" holds by construction, for the ref's spec only; a
-  commit whose function changed again later is not mined at all, whatever its dependencies were;
-- the parent's F must still fit the ref's module: when it uses a module-level name the ref no longer
-  defines (the commit or a later one renamed a helper), the pair is dropped rather than half-applied.
+Two ways to pair (`pair_base`):
+- ``commit`` (issue 4): A = C's own tree, B = A with the parent's version of every package source file C
+  touched (C's source diff reversed; a file C added stays, one it deleted comes back). Each commit then
+  needs the environment of its own dependency files, its own baseline and its own gates: see
+  `commit_driver.py` and `repo2rlenv/sandbox/environments.py`. Whether the suite imports F's module is
+  known only after that baseline, so the driver drops those pairs, not the miner.
+- ``ref``: one environment for everything. A = the ref's tree and B = the ref's file with F replaced by
+  F as it was in C's parent, so a commit is kept only when F's text at C equals F's text at the ref, and
+  the parent's F must still fit the ref's module (a module-level name it uses that the ref no longer
+  defines drops the pair rather than half-applying it). Dependency files are always the ref's.
+
+A path counts as package source when its module (under any plausible import root) exists at the ref, so
+a commit from before a layout move (``pkg/x.py`` → ``src/pkg/x.py``) still maps; with ``commit`` also
+when only its top-level package does (a module deleted or renamed since).
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import difflib
 from collections import Counter
-from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.errors import SourceError
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, candidate_id
-from repo2rlenv.pipelines.test_synthesis.functions import (
-    SkipReason as FileSkip,
-    discover_functions,
-    module_name_for,
+from repo2rlenv.pipelines.test_synthesis.commit_source import (
+    IMPLICIT_NAMES,
+    FileVersion,
+    Layout,
+    changed_line,
+    changed_weights,
+    free_names,
+    module_names,
 )
-from repo2rlenv.pipelines.test_synthesis.functions import (  # layout rules shared with function discovery
-    _file_skip_reason,
-    _python_files,
-    _source_units,
-    _unit_root,
+from repo2rlenv.pipelines.test_synthesis.functions import (  # the target rules of function discovery
+    FunctionRecord,
+    _is_generated,
+    _is_trivial,
+    _scan,
+    discover_functions,
 )
 from repo2rlenv.pipelines.test_synthesis.mutants import unified_diff
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.sources import RepoSource
+from repo2rlenv.verifiers.test_synthesis.verifier_patch import make_diff
 
 if TYPE_CHECKING:
     import git
-
-# Names a function may use without the module defining them.
-_IMPLICIT_NAMES = frozenset(dir(builtins)) | {"__file__", "__path__", "__builtins__", "__class__"}
-# How modules commonly import `typing` (for `t.cast(...)`).
-_TYPING_MODULES = frozenset({"typing", "t", "typing_extensions", "tp"})
 
 
 class CommitSkip(StrEnum):
@@ -70,7 +73,7 @@ class CommitSkip(StrEnum):
     no_function = "changes map to no function present in both versions"
     gone_at_ref = "touched function no longer exists at the ref"
     changed_since = "touched function changed between the commit and the ref"
-    not_eligible = "touched function not a task target at the ref (trivial, too short or too long)"
+    not_eligible = "touched function not a task target (trivial, generated, too short or too long)"
     not_imported = "module not imported by the suite"
     missing_names = "parent's function uses names missing at the ref"
     bad_transplant = "parent's function does not fit the ref's file"
@@ -86,204 +89,14 @@ class NoHistoryError(SourceError):
         self.reason = reason
 
 
-# --- source files: layout, functions, names --------------------------------------------------------------
-
-
-class _Layout:
-    """Which paths are package source, each mapped to the path of the same module at the ref.
-
-    A commit from before a layout move (``pkg/x.py`` → ``src/pkg/x.py``) still maps: paths are matched
-    by module name under every plausible import root.
-    """
-
-    def __init__(self, a_dir: Path, import_roots: list[str] | None):
-        self.units = _source_units(a_dir, import_roots)
-        self.by_module: dict[str, str] = {}
-        for rel in _python_files(a_dir):
-            if _file_skip_reason(rel, self.units) is None:
-                module = module_name_for(str(rel), (_unit_root(rel, self.units),))
-                if module:
-                    self.by_module[module] = str(rel)
-        self.roots = tuple(dict.fromkeys([*self.units.values(), "src", ""]))
-
-    def is_test(self, path: str) -> bool:
-        return _file_skip_reason(PurePosixPath(path), self.units) is FileSkip.TEST_CODE
-
-    def ref_path(self, path: str) -> str | None:
-        if self.is_test(path):
-            return None
-        for root in self.roots:
-            module = module_name_for(path, (root,))
-            if module in self.by_module:
-                return self.by_module[module]
-        return None
-
-
-_Def = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    """One importable function of a file: its node and its lines, decorators included."""
-
-    node: _Def
-    start: int
-    end: int
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-
-
-class _Normalizer(ast.NodeTransformer):
-    """Drops, in place, what cannot change behaviour: docstrings, type annotations, ``typing.cast``.
-
-    Typing-only commits are common and would otherwise pass as changes whose B equals A in behaviour.
-    (Code that reads annotations at run time — singledispatch, pydantic — is the rare exception.)
-    """
-
-    def _body(self, node: ast.Module | ast.ClassDef | _Def) -> ast.AST:
-        self.generic_visit(node)
-        if node.body and _is_docstring(node.body[0]):
-            node.body = node.body[1:] or [ast.Pass()]
-        return node
-
-    visit_Module = visit_ClassDef = _body
-
-    def visit_FunctionDef(self, node: _Def) -> ast.AST:
-        node.returns = None
-        return self._body(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_arg(self, node: ast.arg) -> ast.AST:
-        node.annotation = None
-        return node
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | None:
-        self.generic_visit(node)
-        if node.value is None:  # a bare `x: T` only declares
-            return None
-        return ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno)
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        func = node.func
-        is_cast = (isinstance(func, ast.Name) and func.id == "cast") or (
-            isinstance(func, ast.Attribute) and func.attr == "cast" and isinstance(func.value, ast.Name)
-            and func.value.id in _TYPING_MODULES)
-        return node.args[1] if is_cast and len(node.args) == 2 and not node.keywords else node
-
-
-def _spans(tree: ast.Module) -> dict[tuple[str, int], _Span]:
-    """Functions keyed by (qualname, occurrence); closures belong to the function around them."""
-    found: dict[tuple[str, int], _Span] = {}
-    seen: Counter[str] = Counter()
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qualname = prefix + child.name
-                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                found[(qualname, seen[qualname])] = _Span(child, start, child.end_lineno or child.lineno)
-                seen[qualname] += 1
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
-                visit(child, prefix)
-
-    visit(tree, "")
-    return found
-
-
-def _binds(node: ast.AST) -> list[str]:
-    """Names this one node binds: assignment targets, parameters, defs, imports, handlers, captures."""
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        return [node.id]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-        return [node.name]
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        return [node.rest]
-    return []
-
-
-def _free_names(func: _Def) -> set[str]:
-    """Names the function reads but never binds itself: globals, builtins (closures included)."""
-    loaded: set[str] = set()
-    bound: set[str] = set()
-    for node in ast.walk(func):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            loaded.add(node.id)
-        bound.update(_binds(node))
-    return loaded - bound
-
-
-def _module_names(tree: ast.Module) -> set[str] | None:
-    """Names bound at module level, through if/try/with blocks (None after a star import)."""
-    names: set[str] = set()
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            return None
-        names.update(_binds(node))
-        # A def's or class's inner names and a lambda's parameters are not module names.
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return names
-
-
-@dataclass(slots=True)
-class _Version:
-    """One file at one commit: text, lines (split on \\n only, as line numbers count), parsed tree."""
-
-    text: str
-    lines: list[str]
-    tree: ast.Module
-    spans: dict[tuple[str, int], _Span]
-
-    @classmethod
-    def parse(cls, text: str, path: str) -> "_Version":
-        tree = _Normalizer().visit(ast.parse(text, filename=path))
-        return cls(text, text.split("\n"), tree, _spans(tree))
-
-    def segment(self, span: _Span) -> list[str]:
-        return self.lines[span.start - 1:span.end]
-
-
 # --- one commit -------------------------------------------------------------------------------------------
 
-
-def _weights(before: _Version, after: _Version, opcodes: list[tuple[str, int, int, int, int]]) -> Counter:
-    """Changed lines per function key: removed lines inside its old span plus added lines in its new one."""
-    weight: Counter[tuple[str, int]] = Counter()
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            continue
-        for version, lo, hi in ((before, i1, i2), (after, j1, j2)):
-            for key, span in version.spans.items():
-                weight[key] += max(0, min(hi, span.end) - max(lo + 1, span.start) + 1)
-    return +weight
-
-
-def _a_line(a_lines: list[str], b_lines: list[str], start: int, executable: set[int]) -> int:
-    """A changed line of the function on A, an executable one when there is one."""
-    changed: set[int] = set()
-    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
-        if tag != "equal":
-            changed.update(range(start + i1, start + i2) if i2 > i1 else [start + min(i1, len(a_lines) - 1)])
-    runnable = changed & executable
-    return min(runnable or changed)
+_Texts = dict[str, tuple[str | None, str | None]]  # path at the commit → (text at the parent, text at C)
+_Versions = dict[str, tuple[FileVersion | None, FileVersion | None]]
 
 
 class _Miner:
-    """Examines commits one by one against the ref; holds the per-ref caches."""
+    """Examines commits one by one; holds the per-ref caches."""
 
     def __init__(self, repo: "git.Repo", a_dir: Path, baseline: BaselineReport, options: TestSynthesisOptions,
                  import_roots: list[str] | None):
@@ -291,11 +104,13 @@ class _Miner:
         self.a_dir = a_dir
         self.baseline = baseline
         self.options = options
-        self.layout = _Layout(a_dir, import_roots)
-        functions, _ = discover_functions(a_dir, import_roots=import_roots, min_loc=options.min_loc,
-                                          max_loc=options.max_loc)
-        self.targets = {(f.path, f.lineno): f for f in functions}
-        self.ref_files: dict[str, tuple[_Version, set[str] | None]] = {}
+        self.layout = Layout(a_dir, import_roots)
+        self.targets: dict[tuple[str, int], FunctionRecord] = {}
+        if options.pair_base == "ref":
+            functions, _ = discover_functions(a_dir, import_roots=import_roots, min_loc=options.min_loc,
+                                              max_loc=options.max_loc)
+            self.targets = {(f.path, f.lineno): f for f in functions}
+        self.ref_files: dict[str, tuple[FileVersion, set[str] | None]] = {}
         self.seen_b: set[tuple[str, str]] = set()
 
     def _read(self, commit: "git.Commit", path: str) -> str | None:
@@ -306,24 +121,26 @@ class _Miner:
             return None
         return blob.data_stream.read().decode("utf-8")
 
-    def _ref(self, path: str) -> tuple[_Version, set[str] | None]:
+    def _ref(self, path: str) -> tuple[FileVersion, set[str] | None]:
         if path not in self.ref_files:
-            version = _Version.parse((self.a_dir / path).read_text(encoding="utf-8"), path)
-            self.ref_files[path] = (version, _module_names(version.tree))
+            version = FileVersion.parse((self.a_dir / path).read_text(encoding="utf-8"), path)
+            self.ref_files[path] = (version, module_names(version.tree))
         return self.ref_files[path]
 
     def examine(self, commit: "git.Commit") -> Candidate | CommitSkip:
         parent = commit.parents[0]
         paths = [p for p in self.repo.git.diff("--name-only", "--no-renames", "-z", parent.hexsha,
                                                commit.hexsha).split("\0") if p]
-        sources = {p: ref for p in paths if (ref := self.layout.ref_path(p))}
+        # Against the ref, only modules the ref still has can be paired.
+        sources = {p: found for p in paths if (found := self.layout.match(p))
+                   and (found[1] is not None or self.options.pair_base == "commit")}
         if not sources:
             return CommitSkip.no_source
         if any(self.layout.is_test(p) for p in paths):
             return CommitSkip.touches_tests
         if len(sources) > self.options.max_files:
             return CommitSkip.too_many_files
-        texts: dict[str, tuple[str | None, str | None]] = {}
+        texts: _Texts = {}
         try:
             for path in sources:
                 texts[path] = (self._read(parent, path), self._read(commit, path))
@@ -338,8 +155,9 @@ class _Miner:
         if changed > self.options.max_lines:
             return CommitSkip.too_many_lines
         try:
-            versions = {p: tuple(None if t is None else _Version.parse(t, p) for t in pair)
-                        for p, pair in texts.items()}
+            versions: _Versions = {p: (None if old is None else FileVersion.parse(old, p),
+                                       None if new is None else FileVersion.parse(new, p))
+                                   for p, (old, new) in texts.items()}
         except (SyntaxError, ValueError, RecursionError):
             return CommitSkip.unreadable
         if all(old is not None and new is not None and ast.dump(old.tree) == ast.dump(new.tree)
@@ -349,7 +167,7 @@ class _Miner:
         for path, (old, new) in versions.items():
             if old is None or new is None:
                 continue
-            for key, weight in _weights(old, new, opcodes[path]).items():
+            for key, weight in changed_weights(old, new, opcodes[path]).items():
                 if key in old.spans and key in new.spans and (best is None or weight > best[0]) and (
                         ast.dump(old.spans[key].node) != ast.dump(new.spans[key].node)):
                     best = (weight, path, key)
@@ -357,12 +175,52 @@ class _Miner:
             return CommitSkip.no_function
         _, path, key = best
         old, new = versions[path]
-        return self._transplant(commit, sources[path], key, old, new)
+        assert old is not None and new is not None
+        if self.options.pair_base == "commit":
+            return self._reverse(commit, path, sources[path][0], key, texts, old, new)
+        ref_path = sources[path][1]
+        assert ref_path is not None
+        return self._transplant(commit, ref_path, key, old, new)
 
-    def _transplant(self, commit: "git.Commit", ref_path: str, key: tuple[str, int], old: _Version,
-                    new: _Version) -> Candidate | CommitSkip:
+    def _record_at_commit(self, path: str, module: str, text: str, lineno: int) -> FunctionRecord | None:
+        """The touched function as a task target in the commit's file, or None when it is not one."""
+        if _is_generated(text):
+            return None
+        records, _ = _scan(text, ast.parse(text, filename=path), path, module)
+        for record, body in records:
+            if record.lineno == lineno:
+                fits = self.options.min_loc <= record.loc <= self.options.max_loc
+                return record if fits and not _is_trivial(body) else None
+        return None
+
+    def _reverse(self, commit: "git.Commit", path: str, module: str, key: tuple[str, int], texts: _Texts,
+                 old: FileVersion, new: FileVersion) -> Candidate | CommitSkip:
+        """A = the commit's tree; B = A with the parent's version of every source file the commit touched."""
+        span = new.spans[key]
+        record = self._record_at_commit(path, module, new.text, span.node.lineno)
+        if record is None:
+            return CommitSkip.not_eligible
+        # A file the commit added stays in B (a patch of texts cannot delete it, and nothing of the parent
+        # imports it); a file it deleted comes back.
+        files_b = {p: before for p, (before, _) in texts.items() if before is not None}
+        diff = "".join(unified_diff(p, after, files_b[p]) if after is not None else make_diff(p, None, files_b[p])
+                       for p, (_, after) in texts.items() if p in files_b)
+        if not diff:
+            return CommitSkip.no_change
+        if (path, diff) in self.seen_b:
+            return CommitSkip.duplicate
+        self.seen_b.add((path, diff))
+        return Candidate(
+            candidate_id=candidate_id("commit_pair", "commit", commit.hexsha, path, record.qualname),
+            strategy="commit_pair", function=record, commit=commit.hexsha,
+            line=changed_line(new.segment(span), old.segment(old.spans[key]), span.start, set(record.body_lines)),
+            files_b=files_b, diff=diff,
+        )
+
+    def _transplant(self, commit: "git.Commit", ref_path: str, key: tuple[str, int], old: FileVersion,
+                    new: FileVersion) -> Candidate | CommitSkip:
         """B = the ref's file with the function as it was in the commit's parent."""
-        ref, module_names = self._ref(ref_path)
+        ref, names = self._ref(ref_path)
         span = ref.spans.get(key)
         if span is None:
             return CommitSkip.gone_at_ref
@@ -376,8 +234,7 @@ class _Miner:
         if measured is None or not measured.executed:
             return CommitSkip.not_imported
         old_span = old.spans[key]
-        if module_names is not None and (
-                _free_names(old_span.node) - _free_names(span.node) - module_names - _IMPLICIT_NAMES):
+        if names is not None and (free_names(old_span.node) - free_names(span.node) - names - IMPLICIT_NAMES):
             return CommitSkip.missing_names
         b_func = old.segment(old_span)
         b_text = "\n".join(ref.lines[:span.start - 1] + b_func + ref.lines[span.end:])
@@ -394,7 +251,7 @@ class _Miner:
         return Candidate(
             candidate_id=candidate_id("commit_pair", commit.hexsha, ref_path, record.qualname),
             strategy="commit_pair", function=record, commit=commit.hexsha,
-            line=_a_line(ref.segment(span), b_func, span.start, executable),
+            line=changed_line(ref.segment(span), b_func, span.start, executable),
             files_b={ref_path: b_text}, diff=unified_diff(ref_path, ref.text, b_text),
         )
 
@@ -423,7 +280,9 @@ def mine_commit_pairs(source: RepoSource, ref_commit: str | None, a_dir: Path, b
                       ) -> tuple[list[Candidate], Counter[str], int]:
     """Candidates from the history behind `ref_commit`, newest first; skip counts; commits scanned.
 
-    `a_dir` is the snapshot of `ref_commit` (A). `first_parent=False` also walks the commits that merges
+    `a_dir` is the snapshot of `ref_commit`: A itself with `pair_base=ref`, the layout that decides which
+    paths are package source either way (`baseline`, the suite at the ref, is read with `ref` only).
+    `first_parent=False` also walks the commits that merges
     brought in (repos that land every change through a merge have few others). Raises `NoHistoryError`
     (a `SourceError`) for a plain directory, and for a shallow clone that ends before any candidate.
     """

@@ -1,8 +1,10 @@
 """The hybrid miner: real commit pairs first, then mutants of the functions no commit pair touches.
 
 A function that has a commit_pair candidate gets no mutation candidates, so a dataset never holds the
-same function twice from two strategies. When the history yields nothing (a plain directory, a shallow
-clone), mutation fills the whole run and the reason is counted instead of raised.
+same function twice from two strategies. Functions are matched by module and qualname: with
+`pair_base=commit` a pair's path is the commit's, which differs from the ref's after a layout move.
+When the history yields nothing (a plain directory, a shallow clone), mutation fills the whole run and
+the reason is counted instead of raised.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ def function_key(cand: Candidate) -> str:
     return f"{cand.function.path}::{cand.function.qualname}"
 
 
+def _same_function(cand: Candidate) -> str:
+    return f"{cand.function.module}::{cand.function.qualname}"
+
+
 def mine_hybrid(source: RepoSource, ref_commit: str | None, a_dir: Path, baseline: BaselineReport,
                 options: TestSynthesisOptions, import_roots: list[str], *, first_parent: bool = True,
                 ) -> tuple[list[Candidate], Counter[str], list[FunctionRecord], int]:
@@ -35,7 +41,7 @@ def mine_hybrid(source: RepoSource, ref_commit: str | None, a_dir: Path, baselin
         pairs, skipped, scanned = [], Counter({f"commit: {exc.reason}": 1}), 0
     mutants, mutation_skips, functions = mine_mutations(a_dir, baseline, options, import_roots)
     skipped.update(mutation_skips)
-    taken = {function_key(c) for c in pairs}
-    fill = [c for c in mutants if function_key(c) not in taken]
-    skipped["function: has a commit_pair candidate"] += len(taken & {function_key(c) for c in mutants})
+    taken = {_same_function(c) for c in pairs}
+    fill = [c for c in mutants if _same_function(c) not in taken]
+    skipped["function: has a commit_pair candidate"] += len(taken & {_same_function(c) for c in mutants})
     return pairs + fill, +skipped, functions, scanned

@@ -48,6 +48,12 @@ class TestSynthesisOptions(BaseModel):
     # First-parent keeps to the mainline's own commits; on merge-based repos (pull requests) the
     # interesting fixes sit on the side branches, so `false` walks every parent.
     first_parent: bool = Field(True, description="Walk only first parents of the history (merges skipped either way).")
+    # Issue 4's semantics: A is the commit's own tree and B its source diff reversed, each commit gated in
+    # an environment built for its own dependency files (older commits can need older dependencies).
+    # `ref` transplants the parent's function into the ref's file instead: one environment for every
+    # pair and much faster, but it only mines functions unchanged since the commit.
+    pair_base: Literal["commit", "ref"] = Field(
+        "commit", description="`commit`: A = the commit's tree; `ref`: A = the ref's tree, B = its file with the parent's function.")
 
     # --- the reward -----------------------------------------------------------------------------
     coverage_weight: float = Field(0.5, ge=0.0, le=1.0, description="w in the reward (DESIGN §3).")

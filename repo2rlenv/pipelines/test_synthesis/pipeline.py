@@ -21,6 +21,7 @@ from repo2rlenv.journal import Journal, journal_key
 from repo2rlenv.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.commit_driver import process_at_commits, split_pairs, task_ref
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.fast_gates import BatchGateRunner
 from repo2rlenv.pipelines.test_synthesis.gates import GateTimeouts, baseline_coverage
@@ -90,7 +91,9 @@ class TestSynthesisPipeline:
             result.skip_reasons.update(skipped)
             result.stages["functions"] = len(functions)
             result.stages["candidates"] = len(candidates)
-            self._report_functions(ctx, baseline, functions)
+            if not (options.strategy == "commit_pair" and options.pair_base == "commit"):
+                # The coverage table reads the ref's baseline; pairs judged at their commits have their own.
+                self._report_functions(ctx, baseline, functions)
             client, ledger = self._llm(ctx, options)
             gates = self._gates(ctx, options, runner, baseline)
             synth = Synthesizer(SynthesisContext(
@@ -99,7 +102,14 @@ class TestSynthesisPipeline:
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
                 base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options),
                 llm_client=client, gates=gates, siblings_of=_siblings_index(candidates)))
-            processed = self._process(ctx, options, gates, synth, candidates, result)
+            pairs, rest = split_pairs(options, candidates)
+            processed = process_at_commits(
+                ctx, options, synth.ctx, baseline, pairs, result,
+                process=lambda g, s, cands: self._process(ctx, options, g, s, cands, result),
+                make_gates=lambda r, b: self._gates(ctx, options, r, b),
+                validator_for=lambda session: self._validator(ctx, options, python=session.python))
+            if rest or not pairs:
+                processed += self._process(ctx, options, gates, synth, rest, result)
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
             self._write_outputs(ctx, baseline, processed, result)
@@ -144,8 +154,10 @@ class TestSynthesisPipeline:
                            max_spend_usd=ctx.config.max_spend_usd, prices=Prices.load([ctx.config.llm]))
         return client, ledger
 
-    def _validator(self, ctx: RunContext, options: TestSynthesisOptions) -> Callable[[Path], Any] | None:
-        """Validation as Harbor runs tasks (Docker), or process-level with the local sandbox."""
+    def _validator(self, ctx: RunContext, options: TestSynthesisOptions,
+                   python: str | None = None) -> Callable[[Path], Any] | None:
+        """Validation as Harbor runs tasks (Docker), or process-level with the local sandbox (with `python`,
+        default the sandbox's venv: a commit pair's task needs its own commit's environment)."""
         if not options.validate_tasks:
             return None
         from repo2rlenv import validate
@@ -153,7 +165,7 @@ class TestSynthesisPipeline:
 
         dataset = DatasetPaths(ctx.out_dir)
         docker = ctx.sandbox.name == "docker"
-        python = None if docker else ctx.sandbox.venv_python  # type: ignore[attr-defined]
+        python = None if docker else (python or ctx.sandbox.venv_python)  # type: ignore[attr-defined]
 
         def run(root: Path) -> validate.ValidationResult:
             task = TaskPaths(root)
@@ -199,7 +211,7 @@ class TestSynthesisPipeline:
                     if enough(cand):
                         tick(f"{cand.function.qualname}: enough from this function")
                         continue
-                    task_id = task_id_for(ctx.source.slug, ctx.commit, cand)
+                    task_id = task_id_for(ctx.source.slug, task_ref(ctx.commit, options, cand), cand)
                     prev = decided.get(cand.candidate_id)
                     if task_id in existing or (prev is not None and prev.status == "dropped"):
                         done.append(self._resume(cand, prev, task_id in existing, task_id, result, per_function))

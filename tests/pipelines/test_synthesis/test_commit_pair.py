@@ -1,7 +1,10 @@
-"""The commit_pair miner on repos whose history each test scripts with real git."""
+"""The commit_pair miner on repos whose history each test scripts with real git, in both pairings:
+`pair_base=commit` (A = the commit's tree, B = its source diff reversed) and `pair_base=ref` (A = the
+ref's tree, B = the ref's file with the parent's function)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -17,6 +20,7 @@ from repo2rlenv.pipelines.test_synthesis.commit_pair import CommitSkip, mine_com
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.progress import Reporter
 from repo2rlenv.sources import resolve_commit, resolve_source, snapshot
+from repo2rlenv.verifiers.test_synthesis.verifier_patch import apply_diff
 
 CORE = '''\
 import typing as t
@@ -109,10 +113,11 @@ def key(reason: CommitSkip) -> str:
     return f"commit: {reason.value}"
 
 
-def test_a_fix_without_tests_becomes_a_candidate_against_the_ref(history, tmp_path):
+@pytest.mark.parametrize("pair_base", ["commit", "ref"])
+def test_a_fix_without_tests_becomes_a_candidate(history, tmp_path, pair_base):
     repo = history(**{"tinypkg/core.py": BUGGY})
     fix = repo.commit({"tinypkg/core.py": CORE}, "fix clamp")
-    (cand,), skipped, scanned = mine(repo.root, tmp_path)
+    (cand,), skipped, scanned = mine(repo.root, tmp_path, pair_base=pair_base)
     assert scanned == 2 and skipped == {key(CommitSkip.root): 1}
     assert cand.strategy == "commit_pair" and cand.commit == fix
     assert (cand.function.path, cand.function.qualname, cand.function.module) == (
@@ -145,13 +150,18 @@ def _drop_cases() -> list[tuple[str, dict[str, str], dict[str, object], CommitSk
     ]
 
 
+@pytest.mark.parametrize("pair_base", ["commit", "ref"])
 @pytest.mark.parametrize("case,files,opts,reason", _drop_cases(), ids=[c[0] for c in _drop_cases()])
-def test_commits_are_dropped_with_their_reason(history, tmp_path, case, files, opts, reason):
+def test_commits_are_dropped_with_their_reason(history, tmp_path, case, files, opts, reason, pair_base):
     repo = history()
     repo.commit(files, case)
-    cands, skipped, _ = mine(repo.root, tmp_path, **opts)
+    cands, skipped, _ = mine(repo.root, tmp_path, pair_base=pair_base, **opts)
     assert cands == []
     assert skipped == {key(reason): 1, key(CommitSkip.root): 1}
+
+
+def _apply(cand: Candidate, tree: dict[str, str]) -> dict[str, str | None]:
+    return apply_diff(cand.diff, tree)
 
 
 def test_touched_function_is_the_one_with_most_changed_lines(history, tmp_path):
@@ -161,69 +171,113 @@ def test_touched_function_is_the_one_with_most_changed_lines(history, tmp_path):
     repo.commit({"tinypkg/core.py": new_core})
     (cand,), _, _ = mine(repo.root, tmp_path)
     assert cand.function.qualname == "scale"
-    # Only scale goes back to the parent's version: add keeps the commit's (= the ref's) body.
+    # B is the commit's source diff reversed: the whole parent file, add included.
+    assert cand.files_b == {"tinypkg/core.py": CORE}
+    assert _apply(cand, {"tinypkg/core.py": new_core}) == {"tinypkg/core.py": CORE}
+    (cand,), _, _ = mine(repo.root, tmp_path, pair_base="ref")
+    # Against the ref only scale goes back to the parent's version: add keeps the ref's body.
     assert cand.files_b["tinypkg/core.py"] == CORE.replace("a + b", "a - b")
 
 
-def test_a_function_changed_again_before_the_ref_is_dropped(history, tmp_path):
+def test_a_function_changed_again_later_is_mined_at_its_own_commit_only_with_pair_base_commit(history, tmp_path):
     repo = history(**{"tinypkg/core.py": BUGGY})
-    repo.commit({"tinypkg/core.py": CORE}, "fix clamp")
+    first = repo.commit({"tinypkg/core.py": CORE}, "fix clamp")
     later = CORE.replace("if value < low:", "if value <= low:")
     second = repo.commit({"tinypkg/core.py": later}, "clamp again")
     cands, skipped, _ = mine(repo.root, tmp_path)
+    assert [c.commit for c in cands] == [second, first]
+    # Each pair is a patch of its own commit's tree.
+    assert cands[1].files_b == {"tinypkg/core.py": BUGGY}
+    assert _apply(cands[1], {"tinypkg/core.py": CORE}) == {"tinypkg/core.py": BUGGY}
+    cands, skipped, _ = mine(repo.root, tmp_path, pair_base="ref")
     assert [c.commit for c in cands] == [second]
     assert skipped[key(CommitSkip.changed_since)] == 1
 
 
-def test_candidates_come_newest_first_each_as_a_patch_of_the_ref(history, tmp_path):
+def test_with_pair_base_ref_candidates_are_patches_of_the_ref(history, tmp_path):
     repo = history(**{"tinypkg/core.py": BUGGY})
     old = repo.commit({"tinypkg/core.py": CORE}, "fix clamp")
     ref_core = CORE.replace("a + b", "b + a")
     new = repo.commit({"tinypkg/core.py": ref_core}, "change add")
-    cands, _, _ = mine(repo.root, tmp_path)
+    cands, _, _ = mine(repo.root, tmp_path, pair_base="ref")
     assert [(c.commit, c.function.qualname) for c in cands] == [(new, "add"), (old, "clamp")]
     # The older pair carries the newer commit's add: B differs from the ref in clamp only.
     assert cands[1].files_b["tinypkg/core.py"] == BUGGY.replace("a + b", "b + a")
+    cands, _, _ = mine(repo.root, tmp_path)
+    assert [(c.commit, c.function.qualname) for c in cands] == [(new, "add"), (old, "clamp")]
+    assert cands[1].files_b["tinypkg/core.py"] == BUGGY
 
 
-def test_dependency_files_are_always_the_refs(history, tmp_path):
-    # Deliberate: B is a source-only patch of the ref, so the ref's dependency spec serves every pair.
+@pytest.mark.parametrize("pair_base", ["commit", "ref"])
+def test_b_is_a_source_only_patch(history, tmp_path, pair_base):
     repo = history(**{"tinypkg/core.py": BUGGY})
     fix = repo.commit({"tinypkg/core.py": CORE, "pyproject.toml": FILES["pyproject.toml"] + "# deps v2\n",
                        "requirements.txt": "attrs\n"}, "fix clamp, bump dependencies")
-    (cand,), _, _ = mine(repo.root, tmp_path)
+    (cand,), _, _ = mine(repo.root, tmp_path, pair_base=pair_base)
     assert cand.commit == fix and list(cand.files_b) == ["tinypkg/core.py"]
     assert "pyproject" not in cand.diff and "requirements" not in cand.diff
 
 
-def test_parent_using_a_name_the_ref_lacks_is_dropped(history, tmp_path):
+def test_with_pair_base_commit_every_touched_source_file_goes_back(history, tmp_path):
+    # The fix edits clamp, rewrites util.twice, deletes a helper module and adds another.
+    repo = history(**{"tinypkg/core.py": BUGGY, "tinypkg/old_helper.py": "def gone(x):\n    y = x\n    return y\n"})
+    new_util = "def twice(x):\n    return x + x\n"
+    repo.commit({"tinypkg/core.py": CORE, "tinypkg/util.py": new_util, "tinypkg/old_helper.py": None,
+                 "tinypkg/new_helper.py": "def fresh(x):\n    return x\n"}, "fix clamp and tidy")
+    (cand,), _, _ = mine(repo.root, tmp_path, max_files=4)
+    assert cand.function.qualname == "clamp"
+    assert cand.files_b == {"tinypkg/core.py": BUGGY, "tinypkg/util.py": FILES["tinypkg/util.py"],
+                            "tinypkg/old_helper.py": "def gone(x):\n    y = x\n    return y\n"}
+    a_tree = {"tinypkg/core.py": CORE, "tinypkg/util.py": new_util}
+    # The deleted module comes back (a /dev/null diff); the added one stays, so B needs no deletion.
+    assert _apply(cand, a_tree) == cand.files_b
+    assert "--- /dev/null\n+++ b/tinypkg/old_helper.py" in cand.diff and "new_helper" not in cand.diff
+
+
+def test_parent_using_a_name_the_ref_lacks_is_dropped_only_against_the_ref(history, tmp_path):
     before = CORE.replace("LIMIT = 10", "def _cap():\n    return 10").replace("value > high", "value > _cap()")
     repo = history(**{"tinypkg/core.py": before})
     repo.commit({"tinypkg/core.py": CORE.replace("value > high", "value > LIMIT")}, "drop _cap")
-    cands, skipped, _ = mine(repo.root, tmp_path)
+    cands, skipped, _ = mine(repo.root, tmp_path, pair_base="ref")
     assert cands == [] and skipped[key(CommitSkip.missing_names)] == 1
+    # With the parent's whole file as B, _cap comes back with the function that uses it.
+    (cand,), _, _ = mine(repo.root, tmp_path)
+    assert cand.files_b == {"tinypkg/core.py": before}
 
 
 @pytest.mark.parametrize("measured", ["absent", "listed but never executed"])
-def test_module_the_suite_never_imports_is_dropped(history, tmp_path, measured):
+def test_module_the_suite_never_imports_is_dropped_by_the_miner_against_the_ref(history, tmp_path, measured):
+    # With pair_base=commit the suite at the commit decides this (commit_driver), not the ref's baseline.
     repo = history(**{"tinypkg/core.py": BUGGY})
     repo.commit({"tinypkg/core.py": CORE})
     baseline = baseline_for("tinypkg/util.py")
     if measured != "absent":  # coverage.py lists files under `source` that nothing imported
         baseline.coverage.files["tinypkg/core.py"] = FileCoverage(executable=[1, 2], executed=[])
-    cands, skipped, _ = mine(repo.root, tmp_path, baseline=baseline)
+    cands, skipped, _ = mine(repo.root, tmp_path, baseline=baseline, pair_base="ref")
     assert cands == [] and skipped[key(CommitSkip.not_imported)] == 1
+    assert len(mine(repo.root, tmp_path, baseline=baseline)[0]) == 1
 
 
-def test_a_commit_from_before_a_layout_move_maps_to_the_refs_path(history, tmp_path, run_git):
+def test_a_trivial_function_at_the_commit_is_not_a_target(history, tmp_path):
+    repo = history(**{"tinypkg/util.py": "def twice(x):\n    return x * 2\n\n\ndef stub():\n    return 1\n"})
+    repo.commit({"tinypkg/util.py": "def twice(x):\n    return x * 2\n\n\ndef stub():\n    return 2\n"})
+    cands, skipped, _ = mine(repo.root, tmp_path)  # min_loc = 2: a one-line body is too short
+    assert cands == [] and skipped[key(CommitSkip.not_eligible)] == 1
+
+
+def test_a_commit_from_before_a_layout_move_maps_by_module(history, tmp_path, run_git):
     repo = history(**{"tinypkg/core.py": BUGGY})
     fix = repo.commit({"tinypkg/core.py": CORE}, "fix clamp")
     (repo.root / "src").mkdir()
     run_git(repo.root, "mv", "tinypkg", "src/tinypkg")
     repo.commit({}, "src layout")
-    cands, skipped, _ = mine(repo.root, tmp_path, import_roots=["src"])
+    cands, skipped, _ = mine(repo.root, tmp_path, import_roots=["src"], pair_base="ref")
     assert [(c.commit, c.function.path) for c in cands] == [(fix, "src/tinypkg/core.py")]
     assert cands[0].files_b == {"src/tinypkg/core.py": BUGGY}
+    # At its own commit the module still lived at the old path.
+    (cand,), _, _ = mine(repo.root, tmp_path, import_roots=["src"])
+    assert (cand.commit, cand.function.path, cand.function.module) == (fix, "tinypkg/core.py", "tinypkg.core")
+    assert cand.files_b == {"tinypkg/core.py": BUGGY}
 
 
 @pytest.fixture
@@ -337,3 +391,47 @@ def test_generate_with_commit_pair_emits_a_task_from_history(make_repo, run_git,
     (emitted,) = [c for c in cands if c.status == "emitted"]
     assert emitted.strategy == "commit_pair" and emitted.commit == fix
     assert emitted.function.qualname == "bulk_price" and emitted.killed is False
+
+
+@pytest.mark.slow
+def test_generate_pairs_an_older_commit_at_its_own_tree_and_environment(make_repo, run_git, tmp_path, r2e_cache):
+    # The fix is followed by a release that bumps the project's version (a dependency file) and rewrites
+    # bulk_price without changing what it does. Against the ref the fix could not be mined (its function
+    # changed since); at its own commit it becomes a task, gated in its own environment.
+    pyproject = FILES["pyproject.toml"] + '[build-system]\nrequires = ["setuptools>=61"]\n' \
+                                          'build-backend = "setuptools.build_meta"\n'
+    root = make_repo({
+        "pyproject.toml": pyproject, "tinypkg/__init__.py": "",
+        "tinypkg/price.py": PRICING.replace("quantity > 100", "quantity >= 100"),
+        "tests/test_price.py": "from tinypkg.price import bulk_price\n\n\ndef test_few():\n"
+                               "    assert bulk_price(3) == 30\n\n\ndef test_many():\n"
+                               "    assert bulk_price(200) == 1600\n",
+    })
+    repo = History(root, run_git)
+    fix = repo.commit({"tinypkg/price.py": PRICING}, "fix the boundary")
+    release = repo.commit({"tinypkg/price.py": PRICING.replace("quantity * 10", "10 * quantity"),
+                           "pyproject.toml": pyproject.replace("0.0.1", "0.0.2")}, "release 0.0.2")
+    out = tmp_path / "dataset"
+    config = GenerateConfig(repo=str(root), out=out, sandbox="local", cache_dir=r2e_cache,
+                            pipeline_opts={"strategy": "commit_pair", "limit": 2})
+    result = run_generate(config, Reporter(quiet=True))
+    cands = {c.commit: c for c in (Candidate.model_validate_json(line)
+                                   for line in (out / "candidates.jsonl").read_text().splitlines())}
+    assert cands[release].status == "dropped" and cands[release].skip_reason == "no distinguishing input found"
+    assert cands[fix].status == "emitted" and result.emitted == [cands[fix].task_id]
+    task = out / "tasks" / cands[fix].task_id
+    toml = (task / "task.toml").read_text()
+    assert f'ref = "{fix}"' in toml and f'commit = "{fix}"' in toml
+    # The task's environment is the fix's tree, dependency files included, and B applies to it.
+    repo_dir = task / "environment" / "repo"
+    assert (repo_dir / "tinypkg/price.py").read_text() == PRICING
+    assert (repo_dir / "pyproject.toml").read_text() == pyproject
+    assert apply_diff((task / "tests" / "broken_patch.diff").read_text(), {"tinypkg/price.py": PRICING}) == {
+        "tinypkg/price.py": PRICING.replace("quantity > 100", "quantity >= 100")}
+    summary = json.loads((out / "summary.json").read_text())
+    envs = summary["commit_pair"]["environment_of"]
+    assert envs[fix] != envs[release] and len(summary["commit_pair"]["environments"]) == 2
+    assert cands[fix].gates[0].gate == "environment" and cands[fix].gates[0].detail == envs[fix]
+    # A rerun finds the task by the same id and redoes nothing.
+    again = run_generate(config, Reporter(quiet=True))
+    assert again.emitted == result.emitted and again.stages["resumed"] == 2 and again.stages["gated"] == 0

@@ -88,3 +88,23 @@ def test_history_without_usable_commits_leaves_every_function_to_mutation(make_r
     assert scanned == 1 and skipped["commit: root commit"] == 1
     assert "function: has a commit_pair candidate" not in skipped
     assert {c.function.qualname for c in cands} == {"total", "bounded"}
+
+
+def test_a_pair_at_an_older_layout_still_keeps_its_function_from_mutation(repo, tmp_path, run_git):
+    # The fix was made at `mathpkg/ops.py`; the ref has it at `src/mathpkg/ops.py`. With pair_base=commit the
+    # pair keeps the commit's path, and the function is still recognised as the same one.
+    (repo / "src").mkdir()
+    run_git(repo, "mv", "mathpkg", "src/mathpkg")
+    run_git(repo, "commit", "-q", "-m", "src layout")
+    source = resolve_source(str(repo))
+    ref = resolve_commit(source, None)
+    a_dir = snapshot(source, ref, tmp_path / "a")
+    baseline = BaselineReport(total=1, stable_passing=["tests/test_math.py::test_total"], quarantined={}, duration_sec=0,
+                              coverage=CoverageMap(files={"src/mathpkg/ops.py": FileCoverage(
+                                  executable=list(range(1, 12)), executed=[1])}))
+    cands, skipped, _, _ = mine_hybrid(source, ref, a_dir, baseline, TestSynthesisOptions(pair_base="commit"), ["src"])
+    first, *rest = cands
+    assert (first.strategy, first.function.path, first.function.qualname) == ("commit_pair", "mathpkg/ops.py", "bounded")
+    assert rest and {(c.strategy, c.function.path, c.function.qualname) for c in rest} == {
+        ("mutation", "src/mathpkg/ops.py", "total")}
+    assert skipped["function: has a commit_pair candidate"] == 1

@@ -1,0 +1,346 @@
+"""Per-commit gating for commit_pair with `pair_base=commit`: every pair is judged in its own commit's world.
+
+A pair's A is its commit's tree, so the gates and the oracle cannot run in the ref's session. For each
+commit this module snapshots the tree, gets a session of the environment of its dependency spec
+(`sandbox/environments.py`), runs the suite there with a rerun (flaky tests quarantined) and drops the
+commit's pairs, with the reason, when:
+- its environment does not build, or the suite does not run at all;
+- the suite fails at the commit: a test fails in every run there that does not also fail at the ref (a
+  test failing at the ref too is taken as the environment's, not the commit's — an optional tool
+  missing, a newer interpreter). Tests are matched by their name inside the file (`test_x[param]`), as
+  suites move tests between files over time;
+- B's diff does not apply cleanly to the commit's tree, or the suite never imports the touched module.
+The pairs that are left are gated and synthesized against that session, baseline and tree, and the task
+carries the commit as its ref and the commit's tree as its environment.
+
+`CommitGating` has the shape of the pipeline's gate runner (`check_many`) and synthesizer
+(`synthesize`), so the pipeline's candidate loop drives it unchanged (`process_at_commits`). One commit's
+session is open at a time; a commit's baseline is kept until its last pair is decided.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Callable
+
+from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
+from repo2rlenv.errors import BaselineError, SandboxError
+from repo2rlenv.pipelines.base import PipelineResult, RunContext
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
+from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
+from repo2rlenv.sandbox.base import Session
+from repo2rlenv.sandbox.environments import EnvironmentBuildError, EnvironmentPool, EnvSession
+from repo2rlenv.sandbox.install import InstallPlan
+from repo2rlenv.sources import RepoSource, snapshot
+from repo2rlenv.verifiers.test_synthesis.verifier_patch import PatchError, apply_diff, touched_paths
+
+# The baseline quarantines a test that flipped between runs with a reason starting so; any other
+# reason means it failed in every run.
+_FLAKY_PREFIX = "flaky"
+
+
+class CommitDrop(StrEnum):
+    """Why a commit's pairs were dropped before their gates (counted as skip reasons)."""
+
+    environment = "commit: environment does not build"
+    suite_broken = "commit: suite does not run at the commit"
+    suite_fails = "commit: suite fails at the commit"
+    not_applying = "commit: B does not apply to the commit's tree"
+    not_imported = "commit: module not imported by the suite"
+
+
+def judged_at_commit(options: TestSynthesisOptions, cand: Candidate) -> bool:
+    """Whether `cand` is judged at its own commit (a commit pair with `pair_base=commit`)."""
+    return cand.strategy == "commit_pair" and options.pair_base == "commit"
+
+
+def split_pairs(options: TestSynthesisOptions, candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """(the candidates judged at their own commits, the ones judged at the ref), each in the miner's order."""
+    mine = [c for c in candidates if judged_at_commit(options, c)]
+    return mine, [c for c in candidates if not judged_at_commit(options, c)]
+
+
+def task_ref(ref: str | None, options: TestSynthesisOptions, cand: Candidate) -> str | None:
+    """The ref a candidate's task is built at, and its id hashed with: its own commit when it is judged
+    there, else the run's ref. The id is the same in every run that yields the candidate."""
+    return cand.commit if judged_at_commit(options, cand) else ref
+
+
+def failing_tests(baseline: BaselineReport) -> set[str]:
+    """Tests that failed in every baseline run (quarantined, but not as flaky)."""
+    return {n for n, why in baseline.quarantined.items() if not why.startswith(_FLAKY_PREFIX)}
+
+
+def _name_in_file(nodeid: str) -> str:
+    """`tests/test_a.py::TestX::test_y[1]` → `TestX::test_y[1]`."""
+    return nodeid.split("::", 1)[-1]
+
+
+def patch_problem(cand: Candidate, tree: Path) -> str | None:
+    """Why the candidate's diff does not take `tree` to exactly its B files (None when it does)."""
+    try:
+        files = {p: (tree / p).read_text(encoding="utf-8") for p in touched_paths(cand.diff) if (tree / p).is_file()}
+        patched = apply_diff(cand.diff, files)
+    except (PatchError, OSError, UnicodeDecodeError) as exc:
+        return str(exc)
+    if patched != cand.files_b:
+        return "the diff and the B files disagree"
+    return None
+
+
+@dataclass(slots=True)
+class _Commit:
+    """What one commit's pairs are judged against; `dropped` set when the whole commit is out."""
+
+    sha: str
+    tree: Path
+    baseline: BaselineReport | None = None
+    key: str | None = None
+    plan: InstallPlan | None = None
+    suite_note: str = ""
+    dropped: tuple[CommitDrop, str] | None = None
+    undecided: set[str] = dataclasses.field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Active:
+    """The open session of one commit and what runs in it."""
+
+    commit: _Commit
+    env: EnvSession
+    runner: SuiteRunner
+    gates: Any = None
+    synth: Synthesizer | None = None
+
+
+class CommitGating:
+    """Gate runner and synthesizer for commit_pair candidates, each against its own commit."""
+
+    def __init__(self, *, source: RepoSource, pool: EnvironmentPool, options: TestSynthesisOptions, work_dir: Path,
+                 synthesis: SynthesisContext, make_gates: Callable[[SuiteRunner, BaselineReport], Any],
+                 validator_for: Callable[[Session], Callable[[Path], Any] | None] | None = None,
+                 known_failures: set[str] | None = None, progress: Callable[[str], None] | None = None):
+        """`synthesis` is the run's context (its suite, baseline, tree and ref are replaced per commit);
+        `make_gates(runner, baseline)` builds the gate runner for a commit's session; `validator_for`
+        the task validator for a commit's session; `known_failures` the tests failing at the ref."""
+        self.source = source
+        self.pool = pool
+        self.options = options
+        self.work_dir = work_dir
+        self.synthesis = synthesis
+        self.make_gates = make_gates
+        self.validator_for = validator_for
+        self.known_failures = known_failures or set()
+        self.say = progress or (lambda _msg: None)
+        self.commits: dict[str, _Commit] = {}
+        self.active: _Active | None = None
+        self.drops: dict[str, str] = {}  # commit → reason, for the summary
+
+    # --- the pipeline's gate-runner / synthesizer shape -----------------------------------------
+
+    def check_many(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Gate every candidate (in place) in its commit's session; returns them in the same order."""
+        groups: dict[str, list[Candidate]] = {}
+        for cand in candidates:
+            groups.setdefault(self._sha(cand), []).append(cand)
+        for sha, group in groups.items():
+            self._gate_commit(sha, group)
+        return candidates
+
+    def check(self, cand: Candidate) -> Candidate:
+        return self.check_many([cand])[0]
+
+    def synthesize(self, cand: Candidate) -> str | None:
+        """Make the task of a kept candidate in its commit's session; None with `cand` dropped."""
+        commit = self.commits[self._sha(cand)]
+        try:
+            active = self._activate(commit)
+            if active is None:  # the commit went away between gating and synthesis (a session error)
+                assert commit.dropped is not None
+                cand.drop(commit.dropped[0].value, commit.dropped[1])
+                return None
+            if active.synth is None:
+                active.synth = Synthesizer(self._synthesis_context(active))
+            return active.synth.synthesize(cand)
+        finally:
+            self._decided(commit, cand)
+
+    def close(self) -> None:
+        """Close the open session and remove every commit's tree."""
+        self._deactivate()
+        for commit in self.commits.values():
+            shutil.rmtree(commit.tree, ignore_errors=True)
+
+    def summary(self) -> dict[str, Any]:
+        """Commits judged, commits dropped per reason, and the environments used (for summary.json)."""
+        reasons: dict[str, int] = {}
+        for why in self.drops.values():
+            reasons[why] = reasons.get(why, 0) + 1
+        return {"commits": len(self.commits), "commits_dropped": reasons,
+                "environments": self.pool.summary(),
+                "environment_of": {sha: c.key for sha, c in self.commits.items() if c.key}}
+
+    # --- one commit -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _sha(cand: Candidate) -> str:
+        if cand.strategy != "commit_pair" or not cand.commit:
+            raise ValueError(f"{cand.candidate_id} is not a commit pair")
+        return cand.commit
+
+    def _commit(self, sha: str) -> _Commit:
+        if sha not in self.commits:
+            tree = snapshot(self.source, sha, self.work_dir / "commits" / sha[:16])
+            self.commits[sha] = _Commit(sha=sha, tree=tree)
+        return self.commits[sha]
+
+    def _gate_commit(self, sha: str, group: list[Candidate]) -> None:
+        commit = self._commit(sha)
+        active = self._activate(commit)
+        notes = [GateResult(gate="environment", passed=commit.dropped is None or commit.key is not None,
+                            detail=commit.key or "")]
+        if commit.baseline is not None:
+            notes.append(GateResult(gate="suite passes on A", passed=True, detail=commit.suite_note))
+        todo: list[Candidate] = []
+        for cand in group:
+            why = self._candidate_problem(commit, cand)
+            if why is not None:
+                cand.gates = [*notes, *cand.gates]
+                cand.drop(why[0].value, why[1])
+                continue
+            todo.append(cand)
+        if not todo or active is None:
+            return
+        if active.gates is None:
+            assert commit.baseline is not None
+            active.gates = self.make_gates(active.runner, commit.baseline)
+        self.say(f"{sha[:12]}: gating {len(todo)} pair(s) in environment {commit.key}")
+        if hasattr(active.gates, "check_many"):  # BatchGateRunner
+            active.gates.check_many(todo)
+        else:  # GateRunner
+            for cand in todo:
+                active.gates.check(cand)
+        for cand in todo:
+            # Put the commit-level gates first; a gate runner may have started the record afresh.
+            cand.gates = [*notes, GateResult(gate="B applies to A", passed=True), *cand.gates]
+            if cand.status == "kept" and not (cand.killed and self.options.require_surviving):
+                commit.undecided.add(cand.candidate_id)
+        if not commit.undecided:
+            self._release(commit)
+
+    def _candidate_problem(self, commit: _Commit, cand: Candidate) -> tuple[CommitDrop, str] | None:
+        if commit.dropped is not None:
+            return commit.dropped
+        problem = patch_problem(cand, commit.tree)
+        if problem is not None:
+            return CommitDrop.not_applying, problem
+        assert commit.baseline is not None
+        measured = commit.baseline.coverage.files.get(cand.function.path)
+        # coverage.py also lists files under its `source` that nothing imported, with no line executed.
+        if measured is None or not measured.executed:
+            return CommitDrop.not_imported, cand.function.path
+        return None
+
+    def _activate(self, commit: _Commit) -> _Active | None:
+        """The commit's open session (opening it, and running its baseline the first time); None when
+        the commit is dropped."""
+        if self.active is not None and self.active.commit is commit:
+            return self.active
+        self._deactivate()
+        if commit.dropped is not None:
+            return None
+        if not commit.tree.exists():  # released earlier: its pairs come back (a rerun of the loop)
+            commit.tree = snapshot(self.source, commit.sha, self.work_dir / "commits" / commit.sha[:16])
+        try:
+            env = self.pool.session_for(commit.tree)
+        except EnvironmentBuildError as exc:
+            return self._drop(commit, CommitDrop.environment, str(exc))
+        commit.key, commit.plan = env.key, env.plan
+        active = _Active(commit=commit, env=env, runner=SuiteRunner(env.session, env.plan.import_roots))
+        self.active = active
+        if commit.baseline is None:
+            self._baseline(commit, active.runner)
+            if commit.dropped is not None:
+                self._deactivate()
+                return None
+        return active
+
+    def _baseline(self, commit: _Commit, runner: SuiteRunner) -> None:
+        self.say(f"{commit.sha[:12]}: the suite at the commit (environment {commit.key})")
+        try:
+            baseline = run_baseline(runner, reruns=max(1, self.options.baseline_reruns),
+                                    timeout=self.options.suite_timeout_sec)
+        except (BaselineError, SandboxError) as exc:
+            self._drop(commit, CommitDrop.suite_broken, str(exc))
+            return
+        known = {_name_in_file(n) for n in self.known_failures}
+        new_failures = sorted(n for n in failing_tests(baseline) if _name_in_file(n) not in known)
+        if new_failures:
+            shown = ", ".join(new_failures[:3]) + (f" and {len(new_failures) - 3} more" if len(new_failures) > 3 else "")
+            self._drop(commit, CommitDrop.suite_fails, f"{len(new_failures)} failing: {shown}")
+            return
+        commit.baseline = baseline
+        commit.suite_note = (f"{len(baseline.stable_passing)} stable, {len(baseline.quarantined)} quarantined, "
+                             f"{len(baseline.skipped)} skipped")
+
+    def _drop(self, commit: _Commit, why: CommitDrop, detail: str) -> None:
+        commit.dropped = (why, detail)
+        self.drops[commit.sha] = why.value
+        self.say(f"{commit.sha[:12]}: dropped ({why.value}): {detail[:200]}")
+        return None
+
+    def _synthesis_context(self, active: _Active) -> SynthesisContext:
+        commit = active.commit
+        assert commit.baseline is not None and commit.plan is not None
+        validator = self.validator_for(active.env.session) if self.validator_for else self.synthesis.validator
+        # Sibling mutants are mined at the ref, not in this tree: none for a commit's pair.
+        return dataclasses.replace(self.synthesis, suite=active.runner, baseline=commit.baseline, a_dir=commit.tree,
+                                   ref=commit.sha, install=commit.plan, validator=validator, gates=None,
+                                   siblings_of=None)
+
+    def _decided(self, commit: _Commit, cand: Candidate) -> None:
+        commit.undecided.discard(cand.candidate_id)
+        if not commit.undecided:
+            self._release(commit)
+
+    def _release(self, commit: _Commit) -> None:
+        """A commit whose pairs are all decided: free its baseline (coverage maps are large) and tree."""
+        if self.active is not None and self.active.commit is commit:
+            self._deactivate()
+        commit.baseline = None
+        shutil.rmtree(commit.tree, ignore_errors=True)
+
+    def _deactivate(self) -> None:
+        if self.active is not None:
+            self.active.env.close()
+            self.active = None
+
+
+def process_at_commits(ctx: RunContext, options: TestSynthesisOptions, synthesis: SynthesisContext,
+                       ref_baseline: BaselineReport, pairs: list[Candidate], result: PipelineResult, *,
+                       process: Callable[[Any, Any, list[Candidate]], list[Candidate]],
+                       make_gates: Callable[[SuiteRunner, BaselineReport], Any],
+                       validator_for: Callable[[Session], Callable[[Path], Any] | None]) -> list[Candidate]:
+    """Run the pipeline's candidate loop (`process(gates, synthesizer, candidates)`) over `pairs`, each
+    judged at its own commit; records the commits and environments in `result`. Returns what `process`
+    decided."""
+    if not pairs:
+        return []
+    ctx.reporter.stage(f"judging {len(pairs)} commit pairs, each at its own commit")
+    gating = CommitGating(source=ctx.source, pool=EnvironmentPool(ctx.sandbox), options=options,
+                          work_dir=ctx.work_dir, synthesis=synthesis, make_gates=make_gates,
+                          validator_for=validator_for, known_failures=failing_tests(ref_baseline),
+                          progress=ctx.reporter.info)
+    try:
+        return process(gating, gating, pairs)
+    finally:
+        gating.close()
+        summary = gating.summary()
+        result.details["commit_pair"] = summary
+        result.stages["commits judged"] = summary["commits"]
+        result.stages["commit environments"] = len(summary["environments"])

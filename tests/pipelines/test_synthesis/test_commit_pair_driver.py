@@ -1,0 +1,178 @@
+"""Per-commit gating (`pair_base=commit`) on scripted histories, in real sandboxes: each commit's pairs are
+judged in the environment of its own dependency files, against the suite as it ran at that commit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.baseline.coverage_map import CoverageMap
+from repo2rlenv.baseline.runner import BaselineReport
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
+from repo2rlenv.pipelines.test_synthesis.commit_driver import (
+    CommitDrop,
+    CommitGating,
+    failing_tests,
+    patch_problem,
+)
+from repo2rlenv.pipelines.test_synthesis.commit_pair import mine_commit_pairs
+from repo2rlenv.pipelines.test_synthesis.gates import GateRunner
+from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext
+from repo2rlenv.sandbox.base import Limits
+from repo2rlenv.sandbox.environments import EnvironmentPool
+from repo2rlenv.sources import resolve_commit, resolve_source, snapshot
+
+PYPROJECT = ('[project]\nname = "tinypkg"\nversion = "0.0.1"\n'
+             '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n')
+CORE = '''\
+def add(a, b):
+    total = a + b
+    return total
+
+
+def clamp(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+'''
+TESTS = '''\
+from tinypkg.core import add, clamp
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_clamp_inside():
+    assert clamp(5, 0, 10) == 5
+'''
+FILES = {"pyproject.toml": PYPROJECT, "tinypkg/__init__.py": "", "tinypkg/core.py": CORE,
+         "tests/test_core.py": TESTS}
+BROKEN_ADD = CORE.replace("total = a + b", "total = a - b")
+
+
+def _commit(root: Path, git, files: dict[str, str], message: str) -> str:
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    git(root, "commit", "-q", "-am", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def _pairs(root: Path, tmp_path: Path) -> tuple[list[Candidate], object]:
+    source = resolve_source(str(root))
+    ref = resolve_commit(source, None)
+    a_dir = snapshot(source, ref, tmp_path / "ref")
+    empty = BaselineReport(total=0, stable_passing=[], quarantined={}, coverage=CoverageMap(), duration_sec=0)
+    cands, _, _ = mine_commit_pairs(source, ref, a_dir, empty, TestSynthesisOptions(), [""])
+    return cands, source
+
+
+def _sandbox(kind: str, cache: Path, request):
+    limits = Limits(timeout_sec=120, memory_mb=2048)
+    if kind == "docker":
+        request.getfixturevalue("docker_ready")
+        from repo2rlenv.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
+                             limits=limits, tag_name="commit-driver-test")
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    return LocalSandbox(limits=limits, cache_dir=cache)
+
+
+def _gating(source, sandbox, tmp_path: Path, known_failures: set[str] | None = None) -> CommitGating:
+    options = TestSynthesisOptions()
+    # Gating only: synthesis never runs here, so its run-wide context can stay a shell.
+    shell = SynthesisContext(suite=None, baseline=None, options=options, a_dir=tmp_path,  # type: ignore[arg-type]
+                             tasks_root=tmp_path / "tasks", repo="tiny", repo_slug="tiny", ref=None,
+                             pipeline_version="0", base_image="unused", install=None, validator=None)  # type: ignore[arg-type]
+    return CommitGating(source=source, pool=EnvironmentPool(sandbox), options=options, work_dir=tmp_path / "work",
+                        synthesis=shell, make_gates=lambda runner, baseline: GateRunner(runner, baseline, timeout=60),
+                        known_failures=known_failures)
+
+
+@pytest.mark.slow
+def test_a_commit_whose_suite_fails_is_dropped_with_its_reason(make_repo, run_git, tmp_path, r2e_cache, request):
+    root = make_repo(FILES)
+    broke = _commit(root, run_git, {"tinypkg/core.py": BROKEN_ADD}, "break add (test_add fails from here)")
+    moved = _commit(root, run_git, {"tinypkg/core.py": BROKEN_ADD.replace("value > high", "value >= high")},
+                    "touch clamp while add is broken")
+    fixed = _commit(root, run_git, {"tinypkg/core.py": CORE.replace("value > high", "value >= high")}, "fix add")
+    cands, source = _pairs(root, tmp_path)
+    assert [c.commit for c in cands] == [fixed, moved, broke]
+    gating = _gating(source, _sandbox("local", r2e_cache, request), tmp_path)
+    try:
+        gating.check_many(cands)
+    finally:
+        gating.close()
+    by_commit = {c.commit: c for c in cands}
+    # The fix of add: the suite passes there, and test_add notices its parent's add.
+    assert by_commit[fixed].status == "kept" and by_commit[fixed].killed is True
+    assert [g.gate for g in by_commit[fixed].gates[:3]] == ["environment", "suite passes on A", "B applies to A"]
+    for sha in (moved, broke):
+        cand = by_commit[sha]
+        assert cand.status == "dropped" and cand.skip_reason == CommitDrop.suite_fails.value
+        assert "1 failing: tests/test_core.py::test_add" in cand.gates[-1].detail
+    summary = gating.summary()
+    assert summary["commits_dropped"] == {CommitDrop.suite_fails.value: 2}
+    # One dependency spec, one environment, three trees.
+    assert [e["trees"] for e in summary["environments"]] == [3]
+    # A test failing at the ref too is the environment's, not the commit's (even after a move to another file).
+    retry = _gating(source, _sandbox("local", r2e_cache, request), tmp_path / "again",
+                    known_failures={"tests/core/test_adding.py::test_add"})
+    try:
+        retry.check_many([c.model_copy(update={"gates": [], "status": "pending", "skip_reason": None})
+                          for c in cands if c.commit == moved])
+    finally:
+        retry.close()
+    assert retry.summary()["commits_dropped"] == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["docker", "local"])
+def test_a_dependency_change_gates_its_commits_in_a_second_environment(kind, make_repo, run_git, tmp_path,
+                                                                       r2e_cache, request):
+    root = make_repo({**FILES, "tinypkg/core.py": CORE.replace("value > high", "value >= high")})
+    first = _commit(root, run_git, {"tinypkg/core.py": CORE}, "fix clamp")
+    second = _commit(root, run_git, {"tinypkg/core.py": CORE.replace("a + b", "b + a + 0"),
+                                     "pyproject.toml": PYPROJECT.replace("0.0.1", "0.0.2")}, "release, tweak add")
+    cands, source = _pairs(root, tmp_path)
+    assert [c.commit for c in cands] == [second, first]
+    gating = _gating(source, _sandbox(kind, r2e_cache, request), tmp_path)
+    try:
+        gating.check_many(cands)
+    finally:
+        gating.close()
+    assert all(c.status == "kept" for c in cands), [(c.skip_reason, c.gates) for c in cands]
+    summary = gating.summary()
+    keys = summary["environment_of"]
+    assert keys[first] != keys[second]
+    assert [(e["key"], e["trees"]) for e in summary["environments"]] == [(keys[second], 1), (keys[first], 1)]
+    # Each pair records the environment it was judged in.
+    for cand in cands:
+        assert cand.gates[0].gate == "environment" and cand.gates[0].detail == keys[cand.commit]
+
+
+def test_patch_problem_checks_the_diff_against_the_commits_tree(make_repo, run_git, tmp_path):
+    root = make_repo({**FILES, "tinypkg/core.py": BROKEN_ADD})
+    _commit(root, run_git, {"tinypkg/core.py": CORE}, "fix add")
+    (cand,), _ = _pairs(root, tmp_path)
+    tree = tmp_path / "ref"
+    assert patch_problem(cand, tree) is None
+    (tree / "tinypkg/core.py").write_text(CORE.replace("return total", "return total  # edited"))
+    assert "does not apply" in (patch_problem(cand, tree) or "")
+    (tree / "tinypkg/core.py").write_text(CORE)
+    stale = cand.model_copy(update={"files_b": {"tinypkg/core.py": CORE}})
+    assert patch_problem(stale, tree) == "the diff and the B files disagree"
+
+
+def test_failing_tests_leaves_flaky_ones_out():
+    baseline = BaselineReport(total=3, stable_passing=["t::ok"], coverage=CoverageMap(), duration_sec=0,
+                              quarantined={"t::flaky": "flaky: outcome changed between baseline runs",
+                                           "t::broken": "fails at the ref: AssertionError"})
+    assert failing_tests(baseline) == {"t::broken"}
