@@ -13,8 +13,14 @@ survived | killed | timeout | import_error | error (the child died without a ver
 line goes to stdout; pytest's own output goes to `basetemp`.
 
 Why this shape: a pytest subprocess per mutant spends most of its time starting pytest (loading plugins,
-importing the suite). Here a `--collect-only` warm-up over the union of the jobs' tests loads pytest's
-plugins, the conftests, the test modules and the package once; each child then only runs its tests.
+importing the suite). Here a warm-up, a pytest run over the union of the jobs' tests, loads pytest's
+plugins, the conftests, the test modules and the package once and collects the tests; each child then
+only runs its tests. The warm-up's `pytest_runtestloop` is ours: still inside that run (config configured,
+items collected, no test run), it forks a child per swap-path job, which runs the job's items through
+pytest's own run-test protocol, in the job's order, as `pytest -x ID...` would (no pytest start at all).
+Jobs that cannot go that way (a `fresh` mutant, a test the warm-up did not collect, an import check, a
+session the child cannot take over) are judged after the warm-up's pytest has finished, by children
+that each call `pytest.main` on the job's tests.
 
 The verdict must equal a plain pytest subprocess with the mutated file on disk, so a child puts the
 mutant in one of two ways:
@@ -43,6 +49,7 @@ import importlib.util
 import json
 import linecache
 import os
+import pathlib
 import select
 import shutil
 import signal
@@ -92,6 +99,7 @@ class Warm:
         self.executed = executed  # id(code) -> code of every function that ran during the warm-up
         self.test_modules = test_modules  # names to drop so pytest re-imports them
         self.functions = functions  # (co_filename, co_qualname) -> live function objects
+        self.originals = {}  # module file -> its code as on disk, compiled once (see `compile_originals`)
 
 
 def _under(path, root):
@@ -142,33 +150,65 @@ def cache_distributions():
     metadata.distributions = distributions
 
 
-def warm_up(spec, log):
-    """Run the collect-only warm-up under a profiler and index what the children need."""
+class Recorder:
+    """pytest plugin: a test passed when its setup, call and teardown all passed (JUnit's verdict)."""
+
+    def __init__(self):
+        self.phases = {}
+
+    def pytest_runtest_logreport(self, report):
+        self.phases.setdefault(report.nodeid, {})[report.when] = report.outcome
+
+    def passed(self, nodeid):
+        phases = self.phases.get(nodeid, {})
+        return phases.get("call") == "passed" and all(v == "passed" for v in phases.values())
+
+
+def live_session(on_collected):
+    """pytest plugin for the warm-up: once collection is over, judges the jobs it can from inside the
+    parent's own run, then lets pytest finish; also records the outcomes of the tests run in its children.
+
+    The warm-up is a real `pytest` run of the union of the jobs' tests whose `pytest_runtestloop` is this
+    plugin's: the config stays configured and the session holds the collected items, so a swap-path child
+    skips pytest's start (config, plugins, entry points, collection: most of its time) and runs its job's
+    items as pytest's own loop would, under the same hook wrappers (logging, warnings). What it cannot
+    judge this way goes back to the caller and is judged after pytest has finished, as before.
+    `on_collected(session, plugin)` returns the jobs left. (A class made here: the hook marker needs
+    pytest, which this module imports only where it runs pytest.)"""
     import pytest
 
-    root = os.path.realpath(spec["rootdir"])
-    tests = sorted({t for job in spec["jobs"] for t in job["tests"]})
-    collector = WarmupCollector()
-    executed = {}
+    class LiveSession(Recorder):
+        def __init__(self):
+            super().__init__()
+            self.left = None  # stays None when collection never finished (the session failed first)
 
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtestloop(self, session):
+            self.left = on_collected(session, self)
+            return True  # firstresult: pytest's own loop does not run
+
+    return LiveSession()
+
+
+def _profiler(executed):
     def profile(frame, event, arg):
         if event == "call":
             code = frame.f_code
             executed[id(code)] = code
 
-    if tests:
-        import threading
+    return profile
 
-        sys.setprofile(profile)
-        threading.setprofile(profile)
-        try:
-            pytest.main(["--collect-only", "-q", f"--rootdir={root}", *_PYTEST_ARGS,
-                         f"--basetemp={os.path.join(spec['basetemp'], 'warmup')}", *tests], plugins=[collector])
-        except BaseException as exc:  # a broken suite still lets every child report its own verdict
-            log.write(f"warm-up raised {type(exc).__name__}: {exc}\n")
-        finally:
-            sys.setprofile(None)
-            threading.setprofile(None)
+
+def _set_profile(func):
+    import threading
+
+    sys.setprofile(func)
+    threading.setprofile(func)
+
+
+def index_warm(spec, executed, collector):
+    """Index what the children need from the parent's current state."""
+    root = os.path.realpath(spec["rootdir"])
     targets = {os.path.realpath(os.path.join(root, job["path"])) for job in spec["jobs"]}
     is_target = {}  # co_filename -> bool; realpath costs system calls, and many functions share a file
     functions = {}
@@ -185,6 +225,52 @@ def warm_up(spec, log):
         if file and _under(file, root) and _looks_like_test(file, root):
             test_modules.add(name)
     return Warm(root, executed, test_modules, functions)
+
+
+def warm_up(spec, log, run_live):
+    """Run the warm-up (pytest over the union of the jobs' tests) under a profiler; returns the warm
+    state after pytest finished (None when no job is left) and the jobs still to judge.
+
+    `run_live(warm, session, recorder)` is called once collection is over, inside the parent's pytest run,
+    and returns the jobs it left unjudged. The profiler is off while it runs (the children it forks
+    inherit `executed` as it is at the fork) and on again afterwards when jobs are left: the session's
+    finish and unconfigure hooks may run repo code, and those jobs swap only functions that never ran here."""
+    import pytest
+
+    root = os.path.realpath(spec["rootdir"])
+    tests = sorted({t for job in spec["jobs"] for t in job["tests"]})
+    collector = WarmupCollector()
+    executed = {}
+    profile = _profiler(executed)
+
+    def on_collected(session, recorder):
+        _set_profile(None)
+        try:
+            warm = index_warm(spec, executed, collector)
+            # Children need not scan the warm objects again for garbage; keeps copy-on-write pages shared.
+            gc.collect()
+            gc.freeze()
+            left = run_live(warm, session, recorder)
+        finally:
+            gc.unfreeze()  # gc.get_objects() does not list frozen objects: the index below needs them
+        if left:  # profiling pytest's finish is slow: only for jobs still to judge
+            _set_profile(profile)
+        return left
+
+    live = live_session(on_collected)
+    if tests:
+        # Not `--collect-only`: the session must be one that runs tests (plugins read the option), and
+        # `-x` is set per child, so a collection error does not stop the warm-up's collection.
+        _set_profile(profile)
+        try:
+            pytest.main(["-q", f"--rootdir={root}", *_PYTEST_ARGS,
+                         f"--basetemp={os.path.join(spec['basetemp'], 'warmup')}", *tests], plugins=[collector, live])
+        except BaseException as exc:  # a broken suite still lets every child report its own verdict
+            log.write(f"warm-up raised {type(exc).__name__}: {exc}\n")
+        finally:
+            _set_profile(None)
+    left = list(spec["jobs"]) if live.left is None else live.left
+    return (index_warm(spec, executed, collector) if left else None), left
 
 
 # --- putting the mutant in -----------------------------------------------------------------------------
@@ -235,6 +321,23 @@ def _ran(code, executed):
     return id(code) in executed or any(_ran(c, executed) for c in _nested(code))
 
 
+def _compile_file(file):
+    with open(file, encoding="utf-8") as handle:
+        return compile(handle.read(), file, "exec", dont_inherit=True)
+
+
+def compile_originals(warm, jobs):
+    """In the parent: compile each target module as on disk once, not once per child (a compile of a
+    large module is a good part of a warm-session child's time)."""
+    for job in jobs:
+        file = getattr(sys.modules.get(job["module"]), "__file__", None)
+        if file and file not in warm.originals:
+            try:
+                warm.originals[file] = _compile_file(file)
+            except (OSError, SyntaxError, ValueError):
+                pass  # the child tries again and reports why
+
+
 def plan_swap(job, warm):
     """[(live function, new code)] putting the job's mutant in, or NoSwap."""
     if not job["tests"]:
@@ -243,11 +346,9 @@ def plan_swap(job, warm):
     file = getattr(module, "__file__", None)
     if not file or os.path.realpath(file) != os.path.realpath(os.path.join(warm.root, job["path"])):
         raise NoSwap("module not imported from the work copy by the warm-up")
-    with open(file, encoding="utf-8") as handle:
-        original = handle.read()
     try:
         pairs = []
-        _changed_functions(compile(original, file, "exec", dont_inherit=True),
+        _changed_functions(warm.originals.get(file) or _compile_file(file),
                            compile(job["mutated_source"], file, "exec", dont_inherit=True), pairs)
     except (SyntaxError, ValueError) as exc:
         raise NoSwap(f"does not compile: {exc}")
@@ -332,29 +433,33 @@ def imports_ok(warm, job):
 
 # --- one child ------------------------------------------------------------------------------------------
 
-
-class Recorder:
-    """pytest plugin: a test passed when its setup, call and teardown all passed (JUnit's verdict)."""
-
-    def __init__(self):
-        self.phases = {}
-
-    def pytest_runtest_logreport(self, report):
-        self.phases.setdefault(report.nodeid, {})[report.when] = report.outcome
-
-    def passed(self, nodeid):
-        phases = self.phases.get(nodeid, {})
-        return phases.get("call") == "passed" and all(v == "passed" for v in phases.values())
+# `detail` of a verdict given by running the items of the parent's session (the swap path's fast way).
+LIVE_DETAIL = "ran in the warm session"
 
 
-def judge(job, warm, basetemp, exitfirst=False):
-    """The verdict on one job, computed in the child."""
-    import pytest
-
-    mode, why = "swap", ""
+def _on_disk(job, warm):
+    """As if the mutated file were on disk: any later import or reload of the module gets B, and
+    tracebacks and inspect.getsource show B's lines (an entry without mtime is never re-read)."""
     live = getattr(sys.modules.get(job["module"]), "__file__", None)
     file = os.path.join(warm.root, job["path"])
     file = live if live and os.path.realpath(live) == os.path.realpath(file) else file
+    sys.meta_path.insert(0, MutantFinder(job["module"], file, job["mutated_source"]))
+    lines = job["mutated_source"].splitlines(keepends=True)
+    linecache.cache[file] = (len(job["mutated_source"]), None, lines, file)
+
+
+def _failing(tests, recorder):
+    # With -x the tests after the first failure never ran: report the ones that ran and failed. When
+    # none did but some never ran (a collection error), those did not pass either.
+    failing = [t for t in tests if t in recorder.phases and not recorder.passed(t)]
+    return failing or [t for t in tests if not recorder.passed(t)]
+
+
+def judge(job, warm, basetemp, exitfirst=False):
+    """The verdict on one job, computed in the child by a `pytest.main` run of its tests."""
+    import pytest
+
+    mode, why = "swap", ""
     try:
         # The test modules stay imported: a swap is allowed only when the changed functions never ran in
         # the parent, so nothing a test module built at import holds a result of the original code, and
@@ -363,11 +468,7 @@ def judge(job, warm, basetemp, exitfirst=False):
     except NoSwap as exc:
         mode, why = "fresh", str(exc)
         drop_repo_modules(warm, job)
-    # As if the mutated file were on disk: any later import or reload of the module gets B, and
-    # tracebacks and inspect.getsource show B's lines (an entry without mtime is never re-read).
-    sys.meta_path.insert(0, MutantFinder(job["module"], file, job["mutated_source"]))
-    lines = job["mutated_source"].splitlines(keepends=True)
-    linecache.cache[file] = (len(job["mutated_source"]), None, lines, file)
+    _on_disk(job, warm)
     result = {"mode": mode, "detail": why, "failing": []}
     if not job["tests"]:
         ok, tail = imports_ok(warm, job)
@@ -375,10 +476,7 @@ def judge(job, warm, basetemp, exitfirst=False):
     recorder = Recorder()
     code = pytest.main([*job["tests"], "-q", "--no-header", f"--rootdir={warm.root}", *_PYTEST_ARGS,
                         *(["-x"] if exitfirst else []), f"--basetemp={basetemp}"], plugins=[recorder])
-    # With -x the tests after the first failure never ran: report the ones that ran and failed. When
-    # none did but some never ran (a collection error), those did not pass either.
-    failing = [t for t in job["tests"] if t in recorder.phases and not recorder.passed(t)]
-    failing = failing or [t for t in job["tests"] if not recorder.passed(t)]
+    failing = _failing(job["tests"], recorder)
     result.update(failing=failing, exit_code=int(code))
     if not failing:
         return dict(result, status="survived")
@@ -391,8 +489,80 @@ def judge(job, warm, basetemp, exitfirst=False):
     return dict(result, status="killed")
 
 
-def child_main(job, warm, basetemp, log_path, write_fd, exitfirst=False):
-    """Runs in the forked child: never returns."""
+def _own_session(session, basetemp, exitfirst):
+    """Make the parent's collected session this child's, as a fresh `pytest [-x] --basetemp=B` run of
+    the same items would start. The one place using pytest's private API; checked against pytest 8.3.5,
+    9.0.3 (host) and 9.2.0 (sandbox image). Any error here sends the job to a `pytest.main` child.
+
+    - `-x` is `maxfail=1`, which the session reads after every report; the parent ran without it so that
+      a collection error did not cut its collection short, and the collection errors it counted are reset.
+    - `tmp_path`: pytest empties a given --basetemp on first use, so the children (running at once) must
+      not share the parent's; the factory has not handed out a directory in this process yet.
+    - output capture: the parent's global capture is suspended between items (fds restored), but its
+      temporary files are shared with every child (one file offset; each read truncates), so the child
+      stops it and starts its own, left suspended as pytest leaves it between items.
+    - the session's collection-error count (the parent may have had some) is reset; -x reads it.
+    Session-scoped fixtures need nothing: the parent ran no test, so the child's SetupState is empty and
+    every fixture is set up afresh, in this process."""
+    config = session.config
+    factory = config._tmp_path_factory
+    if not {"_given_basetemp", "_basetemp"} <= set(vars(factory)):
+        raise AttributeError("TempPathFactory has no _given_basetemp/_basetemp")
+    capman = config.pluginmanager.getplugin("capturemanager")
+    factory._given_basetemp = pathlib.Path(os.path.abspath(basetemp))
+    factory._basetemp = None
+    if capman is not None:
+        # Stopping puts back the fds saved when the parent started capturing: keep this child's log.
+        saved = [os.dup(1), os.dup(2)]
+        capman.stop_global_capturing()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+        capman.start_global_capturing()
+        capman.suspend_global_capture(in_=False)
+    config.option.maxfail = 1 if exitfirst else 0
+    session.testsfailed = 0
+    session.shouldfail = session.shouldstop = False
+
+
+def judge_live(job, warm, basetemp, exitfirst, session, recorder):
+    """The verdict on a swap-path job from the parent's collected items, without starting pytest again.
+
+    Returns `{"status": "retry"}` (before any test ran) when the job needs a `pytest.main` child."""
+    try:
+        apply_swap(plan_swap(job, warm))
+    except NoSwap as exc:
+        return {"status": "retry", "detail": str(exc)}
+    try:
+        _own_session(session, basetemp, exitfirst)
+    except Exception as exc:
+        return {"status": "retry", "detail": f"cannot reuse the warm session: {type(exc).__name__}: {exc}"}
+    _on_disk(job, warm)
+    recorder.phases.clear()
+    by_id = {item.nodeid: item for item in session.items}
+    # The job's order, as `pytest ID...` collects them, and each item's `nextitem` within the job (not
+    # the parent's whole list): a test's teardown tears down the module/class/session fixtures the next
+    # one does not share, and the last one's all of them, as in the subprocess run.
+    items = [by_id[t] for t in dict.fromkeys(job["tests"])]
+    code = 0
+    try:
+        for i, item in enumerate(items):
+            nextitem = items[i + 1] if i + 1 < len(items) else None
+            # Called as pytest's own loop calls it (`config.hook`, not `item.ihook`), so the same hook
+            # implementations run; -x sets `shouldfail` after the first failed report.
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail or session.shouldstop:
+                break
+    except BaseException as exc:  # pytest.main reports an internal error; the tests that ran decide
+        code = 3
+        print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    failing = _failing(job["tests"], recorder)
+    return {"mode": "swap", "detail": LIVE_DETAIL, "failing": failing, "exit_code": code or int(bool(failing)),
+            "status": "killed" if failing else "survived"}
+
+
+def child_main(job, judge_job, log_path, write_fd):
+    """Runs in the forked child: `judge_job(job)` gives the verdict. Never returns."""
     status = 1
     try:
         os.setpgid(0, 0)
@@ -404,7 +574,7 @@ def child_main(job, warm, basetemp, log_path, write_fd, exitfirst=False):
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.close(out)
-        result = judge(job, warm, basetemp, exitfirst)
+        result = judge_job(job)
         sys.stdout.flush()
         sys.stderr.flush()
         data = (json.dumps(result) + "\n").encode()
@@ -489,10 +659,11 @@ def _finish(run, timed_out, scratch):
     return result
 
 
-def run_jobs(spec, warm, emit):
-    """Fork up to `workers` children at a time; each job's result goes to `emit` as soon as it is known."""
+def run_jobs(spec, jobs, judge_job, emit):
+    """Fork up to `workers` children at a time, each giving `judge_job(job, basetemp)`; each job's result
+    goes to `emit` as soon as it is known."""
     scratch = spec["basetemp"]
-    pending = list(spec["jobs"])
+    pending = list(jobs)
     running = {}
     free_slots = list(range(max(1, int(spec.get("workers", 1)))))
     wake_r, wake_w = os.pipe()
@@ -516,8 +687,9 @@ def run_jobs(spec, warm, emit):
             if pid == 0:
                 os.close(read_fd)
                 os.close(wake_r)
-                child_main(job, warm, os.path.join(scratch, f"bt{slot}"), os.path.join(scratch, f"slot{slot}.log"),
-                           write_fd, bool(spec.get("exitfirst", False)))
+                basetemp = os.path.join(scratch, f"bt{slot}")
+                child_main(job, lambda j: judge_job(j, basetemp), os.path.join(scratch, f"slot{slot}.log"),
+                           write_fd)
             os.close(write_fd)
             try:
                 os.setpgid(pid, pid)  # also done by the child; whichever runs first closes the race
@@ -559,6 +731,31 @@ def run_jobs(spec, warm, emit):
             os.close(run.fd)
             free_slots.append(run.slot)
             emit(_finish(run, timed_out, scratch))
+    signal.set_wakeup_fd(-1)  # the caller may run another batch of children (or go on with pytest)
+    os.close(wake_r)
+    os.close(wake_w)
+
+
+def run_in_session(spec, warm, session, recorder, emit):
+    """Inside the warm-up's pytest run: judge in children of this process the jobs whose tests it
+    collected; returns the jobs left (import checks, tests not collected, mutants a swap cannot put in)."""
+    exitfirst = bool(spec.get("exitfirst", False))
+    collected = {item.nodeid for item in session.items}
+    left, live = [], []
+    for job in spec["jobs"]:
+        (live if job["tests"] and collected.issuperset(job["tests"]) else left).append(job)
+    by_id = {job["id"]: job for job in live}
+    compile_originals(warm, live)
+
+    def emit_or_retry(result):
+        if result["status"] == "retry":  # before any of its tests ran: judged after pytest finished
+            left.append(by_id[result["id"]])
+        else:
+            emit(result)
+
+    run_jobs(spec, live, lambda job, basetemp: judge_live(job, warm, basetemp, exitfirst, session, recorder),
+             emit_or_retry)
+    return left
 
 
 def main(argv=None):
@@ -581,19 +778,27 @@ def main(argv=None):
     os.dup2(log.fileno(), 2)
     start = time.monotonic()
     cache_distributions()
-    warm = warm_up(spec, log)
-    warmup_sec = time.monotonic() - start
-    # Children need not scan the warm objects again for garbage; keeps copy-on-write pages shared.
-    gc.collect()
-    gc.freeze()
+    exitfirst = bool(spec.get("exitfirst", False))
     counts = {}
+    warmup_sec = None
     with open(args.out, "w", encoding="utf-8") as out:
         def emit(result):
             counts[result["status"]] = counts.get(result["status"], 0) + 1
             out.write(json.dumps(result) + "\n")
             out.flush()
 
-        run_jobs(spec, warm, emit)
+        def run_live(warm, session, recorder):
+            nonlocal warmup_sec
+            warmup_sec = time.monotonic() - start
+            return run_in_session(spec, warm, session, recorder, emit)
+
+        warm, left = warm_up(spec, log, run_live)
+        if warmup_sec is None:
+            warmup_sec = time.monotonic() - start
+        # Children need not scan the warm objects again for garbage; keeps copy-on-write pages shared.
+        gc.collect()
+        gc.freeze()
+        run_jobs(spec, left, lambda job, basetemp: judge(job, warm, basetemp, exitfirst), emit)
     summary.write(json.dumps({"jobs": len(spec["jobs"]), "warmup_sec": round(warmup_sec, 3),
                               "total_sec": round(time.monotonic() - start, 3), "statuses": counts}) + "\n")
     summary.flush()

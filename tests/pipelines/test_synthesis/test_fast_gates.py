@@ -10,7 +10,9 @@ loop that never ends). Both runners gate copies of the same candidates and must 
 from __future__ import annotations
 
 import ast
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import pytest
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.fast_gates import WORKER_NAME, BatchGateRunner, WorkerStatus
+from repo2rlenv.pipelines.test_synthesis.gate_worker import LIVE_DETAIL
 from repo2rlenv.pipelines.test_synthesis.functions import discover_functions
 from repo2rlenv.pipelines.test_synthesis.gates import GateRunner, GateTimeouts, failing_tests
 from repo2rlenv.sandbox.base import Limits
@@ -202,8 +205,107 @@ def test_source_pinned():
     assert "x * 4" in inspect.getsource(extra.quadruple)
 '''
 
-CORE_PY, EXTRA_PY = "tinypkg/core.py", "tinypkg/extra.py"
-SOURCES = {CORE_PY: CORE, EXTRA_PY: EXTRA}
+LIVE = '''\
+def settle(values):
+    if len(values) > 1:
+        return sorted(values)
+    return list(values)
+
+
+def scale(x):
+    return x * 10
+
+
+def halve(x):
+    return x / 2
+
+
+def stash(path, text):
+    path.write_text(text)
+    return path
+
+
+def fetch(path):
+    return path.read_text()
+
+
+def shout(text):
+    print(text.upper())
+
+
+def ident(x):
+    return x
+'''
+
+# Hazards of running a job's items in the warm session instead of a pytest start of its own.
+TESTS_LIVE = '''\
+import os
+import sys
+import time
+import unittest
+
+import pytest
+
+from tinypkg.live import fetch, halve, ident, scale, settle, shout, stash
+
+
+@pytest.fixture(scope="module")
+def settled():
+    yield
+    # Runs in the teardown of the module's last test: in a run of `test_settle` alone, its own teardown.
+    assert settle([2, 1]) == [1, 2]
+
+
+@pytest.fixture(scope="session")
+def session_pid():
+    return os.getpid()
+
+
+def test_zz_defined_early(tmp_path):
+    # Sorts after test_settle: the warm session's next item after it, though not the next in a file run.
+    path = stash(tmp_path / "early.txt", str(os.getpid()))
+    time.sleep(0.3)
+    assert fetch(path) == str(os.getpid())
+
+
+def test_stash(tmp_path):
+    # Two children at once with tmp_path: a shared --basetemp would be emptied under the other one.
+    path = stash(tmp_path / "note.txt", str(os.getpid()))
+    time.sleep(0.3)
+    assert fetch(path) == str(os.getpid())  # not emptied, nor remade by the other child
+
+
+def test_shout(capfd):
+    shout("hey")
+    assert capfd.readouterr().out == "HEY\\n"
+    with pytest.raises(OSError):  # pytest's capture stands in for stdin
+        sys.stdin.read()
+
+
+def test_ident(session_pid):
+    assert ident(session_pid) == os.getpid()  # the session fixture was set up in this process
+
+
+@pytest.mark.parametrize("x, half", [(4, 2), (0, 0)])
+def test_halve(x, half):
+    assert halve(x) == half
+
+
+class ScaleTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.factor = 10
+
+    def test_scale(self):
+        self.assertEqual(scale(2), 2 * self.factor)
+
+
+def test_settle(settled):
+    assert settle([1]) == [1]
+'''
+
+CORE_PY, EXTRA_PY, LIVE_PY = "tinypkg/core.py", "tinypkg/extra.py", "tinypkg/live.py"
+SOURCES = {CORE_PY: CORE, EXTRA_PY: EXTRA, LIVE_PY: LIVE}
 
 # case → (module path, function qualname, text in the function, its replacement, verdict, worker mode).
 # Verdicts: "killed" / "survived" (kept), or the skip reason. Mode None: the worker gives no mode
@@ -232,6 +334,20 @@ CASES = {
     "source read by a test": (EXTRA_PY, "quadruple", "x * 4", "x * 2 * 2", "killed", "swap"),
     # B also touches a second file: not the worker's job, so GateRunner judges it.
     "two files changed": (CORE_PY, "add", "a + b", "b - a", "killed", None),
+    # Run in the warm session (see TESTS_LIVE): the job's own next item, so the module fixture is torn
+    # down in its last test's teardown, which notices B.
+    "module fixture torn down by the job's last test": (LIVE_PY, "settle", "sorted(values)",
+                                                        "sorted(values, reverse=True)", "killed", "swap"),
+    "unittest TestCase": (LIVE_PY, "scale", "x * 10", "x * 11", "killed", "swap"),
+    "parametrized test": (LIVE_PY, "halve", "x / 2", "x // 3", "killed", "swap"),
+    # Adjacent, so their children run at once.
+    "tmp_path in a child": (LIVE_PY, "stash", "path.write_text(text)", 'path.write_text(text + "")', "survived",
+                            "swap"),
+    "tmp_path in another child": (LIVE_PY, "fetch", "path.read_text()", 'path.read_text() + ""', "survived",
+                                  "swap"),
+    "output capture": (LIVE_PY, "shout", "print(text.upper())", 'print(text.upper(), end="\\n")', "survived",
+                       "swap"),
+    "session fixture": (LIVE_PY, "ident", "return x", "return x + 0", "survived", "swap"),
 }
 # Long enough for a pytest start on a busy machine, short enough that the endless loop is cheap.
 TIMEOUT_SEC = 10.0
@@ -274,10 +390,8 @@ def _sandbox(kind: str, request: pytest.FixtureRequest, cache: Path):
     return LocalSandbox(limits=limits, cache_dir=cache)
 
 
-@pytest.fixture(scope="module", params=["local", "docker"])
-def gated(request, tmp_path_factory):
-    """Both runners over the whole table in one sandbox: (kind, root, subprocess, batch, worker results)."""
-    root = tmp_path_factory.mktemp("fastgates") / "repo"
+def _write_repo(root: Path, extra: dict[str, str]) -> None:
+    """The tiny package and its suite (plus `extra` files) under `root`."""
     files = {
         "pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n'
                           '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
@@ -285,10 +399,18 @@ def gated(request, tmp_path_factory):
         **SOURCES,
         "tests/test_core.py": TESTS,
         "tests/test_extra.py": TESTS_EXTRA,
+        **extra,
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
+
+
+@pytest.fixture(scope="module", params=["local", "docker"])
+def gated(request, tmp_path_factory):
+    """Both runners over the whole table in one sandbox: (kind, root, subprocess, batch, worker results)."""
+    root = tmp_path_factory.mktemp("fastgates") / "repo"
+    _write_repo(root, {"tests/test_live.py": TESTS_LIVE})
     sandbox = _sandbox(request.param, request, tmp_path_factory.mktemp("cache"))
     sandbox.prepare(root)
     with sandbox.open() as session:
@@ -333,6 +455,60 @@ def test_one_worker_exec_judged_the_batch(gated):
     assert summary["jobs"] == len(CASES) - 2
     assert sum(summary["statuses"].values()) == len(results) == len(CASES) - 2
     assert summary["statuses"][WorkerStatus.timeout.value] == 1
+
+
+def test_swap_path_jobs_ran_in_the_warm_session(gated):
+    """Every job the worker swapped ran its items in the warm-up's own session, without a pytest start."""
+    kind, _, fast, results, _ = gated
+    swapped = [case for case, row in CASES.items() if row[5] == "swap"]
+    assert {case: results[fast[case].candidate_id].detail for case in swapped} == dict.fromkeys(swapped, LIVE_DETAIL)
+    # The job of `settle` is its last test alone, while the warm session holds a test after it in the file.
+    assert fast["module fixture torn down by the job's last test"].line_tests == ["tests/test_live.py::test_settle"]
+    assert "tests/test_live.py::test_zz_defined_early" in fast["tmp_path in a child"].line_tests
+
+
+# Collected only when pytest is given one test: the warm-up (all the batch's tests) never holds it.
+CONFTEST_ALONE = '''\
+def pytest_collection_modifyitems(config, items):
+    if len(config.args) > 1:
+        items[:] = [item for item in items if item.name != "test_alone"]
+'''
+
+TESTS_ALONE = '''\
+from tinypkg.core import add
+
+
+def test_alone():
+    assert add(1, 1) == 2
+'''
+
+
+def test_a_test_the_warm_session_did_not_collect_runs_through_pytest_main(tmp_path):
+    """A job naming a test the warm-up did not collect gets a `pytest.main` child, and the verdict of a
+    plain pytest run with B on disk; the batch's other jobs still run in the warm session."""
+    root = tmp_path / "repo"
+    _write_repo(root, {"tests/conftest.py": CONFTEST_ALONE, "tests/test_alone.py": TESTS_ALONE})
+    mutated = CORE.replace("return a + b", "return a - b")
+    jobs = [{"id": "alone", "tests": ["tests/test_alone.py::test_alone"]},
+            {"id": "core", "tests": ["tests/test_core.py::test_add", "tests/test_core.py::test_add_again"]}]
+    spec = {"rootdir": str(root), "basetemp": str(tmp_path / "scratch"), "workers": 2, "exitfirst": True,
+            "jobs": [dict(job, path=CORE_PY, module="tinypkg.core", qualname="add", mutated_source=mutated,
+                          timeout_sec=TIMEOUT_SEC) for job in jobs]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    worker = Path(__file__).resolve().parents[3] / "repo2rlenv" / "pipelines" / "test_synthesis" / WORKER_NAME
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run = subprocess.run([sys.executable, str(worker), "--spec", str(tmp_path / "spec.json"),
+                          "--out", str(tmp_path / "out.jsonl")], cwd=root, env=env, capture_output=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    results = {r["id"]: r for r in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
+    assert (results["alone"]["status"], results["alone"]["mode"]) == ("killed", "swap")
+    assert results["alone"]["detail"] != LIVE_DETAIL
+    assert (results["core"]["status"], results["core"]["detail"]) == ("killed", LIVE_DETAIL)
+    # The subprocess verdict it must equal: B on disk, the test run alone, fails.
+    (root / CORE_PY).write_text(mutated)
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "tests/test_alone.py::test_alone"], cwd=root, env=env, capture_output=True, timeout=120)
+    assert plain.returncode == 1, plain.stdout
 
 
 def test_worker_is_standalone():
