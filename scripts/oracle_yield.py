@@ -1,14 +1,17 @@
 """Measure how often the differential oracle turns a surviving mutant into a task (issue 5's acceptance).
 
-    python3 scripts/oracle_yield.py DATASET_DIR [--examples 3] [--reverify K [--max-tasks N]] [--json OUT]
+    python3 scripts/oracle_yield.py DATASET_DIR [--examples 3] [--survivors N] [--reverify K [--max-tasks N]]
+                                                [--json OUT]
 
 DATASET_DIR comes from `repo2rlenv generate --pipeline-opt strategy=mutation` with a large `limit` and
 `max_per_function`, so that every surviving mutant gets an oracle attempt. Prints, per operator, the funnel
 gated → survived → oracle found → emitted (→ validated at 1.0, when the run validated), the share of
-surviving gated mutants that got an oracle, how many oracles reach into private names (the target is to
-assert only through the public API), and a few example oracles. With `--reverify K` it grades up to
-`--max-tasks` emitted tasks K times each in Docker (`repo2rlenv.validate.validate_task`) and lists every
-run whose oracle reward is not 1.0 or whose empty submission is not 0.0 (flakiness).
+surviving gated mutants that got an oracle, why the others got none (`oracle.misses.MissClass`, read from
+each candidate's recorded diagnosis), how many oracles reach into private names (the target is to assert
+only through the public API), a few example oracles, and with `--survivors N` the diffs of N surviving
+mutants with their outcome. With `--reverify K` it grades up to `--max-tasks` emitted tasks K times each in
+Docker (`repo2rlenv.validate.validate_task`) and lists every run whose oracle reward is not 1.0 or whose
+empty submission is not 0.0 (flakiness).
 
 Reads `candidates.jsonl`; a run that was interrupted has none, so then the per-candidate journal under
 `.r2e-state/` is read instead (the funnel is then over the candidates decided so far).
@@ -34,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from repo2rlenv.manifest import load_validation  # noqa: E402
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason  # noqa: E402
 from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle  # noqa: E402
+from repo2rlenv.pipelines.test_synthesis.oracle.misses import MissClass, classify_miss, skip_detail  # noqa: E402
 from repo2rlenv.taskdir import DatasetPaths, TaskPaths  # noqa: E402
 
 # Drop reasons meaning "the oracle step found nothing"; any later drop happened after an oracle was found.
@@ -114,6 +118,44 @@ def funnel(cands: list[Candidate], dataset: DatasetPaths) -> dict[str, Counter[S
 def lost_after_survival(cands: list[Candidate]) -> Counter[str]:
     """Why surviving mutants did not become tasks."""
     return Counter(c.skip_reason or c.status for c in cands if c.killed is False and c.status != "emitted")
+
+
+def misses(cands: list[Candidate]) -> dict[MissClass, list[tuple[Candidate, str]]]:
+    """Surviving candidates dropped at the oracle step, by why the differential oracle found nothing."""
+    out: dict[MissClass, list[tuple[Candidate, str]]] = defaultdict(list)
+    for cand in cands:
+        if cand.killed is False and cand.status == "dropped" and cand.skip_reason in NO_ORACLE_REASONS:
+            kind, note = classify_miss(cand.skip_reason, skip_detail(cand))
+            out[kind].append((cand, note))
+    return out
+
+
+def print_misses(table: dict[MissClass, list[tuple[Candidate, str]]], per_class: int = 4) -> None:
+    total = sum(len(v) for v in table.values())
+    print(f"\nmisses by class ({total}):")
+    print("| class | n | examples (function operator: note) |")
+    print("|---|---|---|")
+    for kind in MissClass:
+        rows = table.get(kind, [])
+        if rows:
+            shown = "; ".join(f"{c.function.qualname} {c.operator}" + (f": {note}" if note else "")
+                              for c, note in rows[:per_class])
+            print(f"| {kind.value} | {len(rows)} | {shown.replace('|', '/')} |")
+
+
+def outcome(cand: Candidate) -> str:
+    if cand.status == "emitted":
+        return "emitted"
+    if cand.status == "dropped":
+        return cand.skip_reason or "dropped"
+    return "survived" if cand.killed is False else cand.status
+
+
+def print_survivors(cands: list[Candidate], n: int) -> None:
+    """The diffs of the first `n` surviving mutants, with what became of them."""
+    for cand in [c for c in cands if c.killed is False][:n]:
+        print(f"\n### {cand.function.path}::{cand.function.qualname} ({cand.operator}, {outcome(cand)})")
+        print(cand.diff.rstrip())
 
 
 def private_names(source: str) -> list[str]:
@@ -204,6 +246,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--examples", type=int, default=3, help="example oracles to print")
+    parser.add_argument("--survivors", type=int, default=0, metavar="N", help="print N surviving mutants' diffs")
     parser.add_argument("--reverify", type=int, default=0, metavar="K", help="grade emitted tasks K times in Docker")
     parser.add_argument("--max-tasks", type=int, default=10, help="most emitted tasks to reverify")
     parser.add_argument("--seed", type=int, default=0, help="which emitted tasks are sampled for examples/reverify")
@@ -223,6 +266,8 @@ def main() -> int:
     print("surviving mutants without a task, by reason:")
     for reason, n in lost_after_survival(cands).most_common():
         print(f"  {n:4d}  {reason}")
+    miss_table = misses(cands)
+    print_misses(miss_table)
     emitted = [c for c in cands if c.status == "emitted" and c.task_id and dataset.task(c.task_id).root.is_dir()]
     private = {}
     for cand in emitted:
@@ -234,6 +279,7 @@ def main() -> int:
     for task_id, names in sorted(private.items()):
         print(f"  {task_id}: {', '.join(names)}")
     print_examples(pick_examples(emitted, args.examples, args.seed), dataset)
+    print_survivors(cands, args.survivors)
     runs: list[ReverifyRun] = []
     if args.reverify:
         sample = pick_examples(emitted, args.max_tasks, args.seed)
@@ -250,6 +296,7 @@ def main() -> int:
             "total": {s.value: total[s] for s in Stage},
             "oracle_share_of_survivors": found / survived if survived else None,
             "lost_after_survival": dict(lost_after_survival(cands)),
+            "misses": {k.value: len(v) for k, v in miss_table.items()},
             "private_name_oracles": private,
             "reverify": [r.model_dump() for r in runs],
         }, indent=2))

@@ -39,6 +39,8 @@ class VariantRunner:
             res = self.session.exec(full, cwd=root, env={"PYTHONPATH": self.suite.pythonpath(root)},
                                     timeout=self.timeout)
             out = self.session.read_file(posixpath.join(scratch, "out.json"))
+            if out is None and res.timed_out:
+                raise TimeoutError(f"the probe did not finish within {self.timeout:.0f}s")
             if out is None:
                 raise SandboxError(f"probe wrote no output (exit {res.exit_code}): {res.tail(5)}")
             return out.decode("utf-8")

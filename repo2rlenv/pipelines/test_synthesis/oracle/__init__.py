@@ -4,6 +4,7 @@
 """
 
 from repo2rlenv.pipelines.test_synthesis.oracle.differential import (
+    Diagnosis,
     DifferentialResult,
     Distinguishing,
     Limits,
@@ -13,4 +14,4 @@ from repo2rlenv.pipelines.test_synthesis.oracle.differential import (
     synthesize_differential,
 )
 
-__all__ = ["DifferentialResult", "Distinguishing", "Limits", "NoOracle", "Origin", "Runner", "synthesize_differential"]
+__all__ = ["Diagnosis", "DifferentialResult", "Distinguishing", "Limits", "NoOracle", "Origin", "Runner", "synthesize_differential"]

@@ -1,12 +1,15 @@
 """The LLM-free oracle: find inputs on which the two versions of a function behave differently, and write them as tests.
 
 Steps, each running ``probe.py`` through the injected `Runner` (which owns the sandbox):
-1. harvest the target's real calls from its covering tests, on version A;
-2. replay them on A twice and on B once; a call whose stable A outcome differs from B's distinguishes;
+1. harvest the target's real calls from its covering tests, on version A (for a private target, the calls of
+   the public functions and methods that reach it: a test keeps to the public API);
+2. replay them on A twice and on B once (each call from the same seed of `random`); a call whose stable A
+   outcome differs from B's distinguishes, once more runs of A confirm it (`judging`);
 3. if none does, replay perturbed (or, with nothing recorded, annotation-generated) inputs the same way;
 4. pick a few distinguishing calls (real ones first, then small inputs, varied outcomes), write a pytest
    file asserting A's outcomes, and run it on both versions: only tests that pass on A and fail on B stay.
-Parts of an outcome that differ between A's two runs (time, randomness, addresses) are never asserted.
+Parts of an outcome that differ between A's runs (time, addresses, unseeded randomness) are never asserted.
+When nothing is found, the `Diagnosis` of the search says why (``oracle.misses`` classifies it).
 """
 
 from __future__ import annotations
@@ -18,25 +21,27 @@ from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repo2rlenv.pipelines.test_synthesis.oracle.grids import source_literals
+from repo2rlenv.pipelines.test_synthesis.oracle.grids import Literals, source_literals
+from repo2rlenv.pipelines.test_synthesis.oracle.judging import confirmed, judge, make_case
 from repo2rlenv.pipelines.test_synthesis.oracle.perturb import candidate_calls
 from repo2rlenv.pipelines.test_synthesis.oracle.records import (
     CallSpec,
     CheckReport,
+    EntryReport,
     HarvestReport,
     Outcome,
     OutcomeKind,
     ReplayReport,
 )
-from repo2rlenv.pipelines.test_synthesis.oracle.values import ValueKind, same, size
+from repo2rlenv.pipelines.test_synthesis.oracle.values import is_concrete, size
 from repo2rlenv.pipelines.test_synthesis.oracle.writer import TargetRef, TestCase, write_test_file
 
 PROBE_PATH = Path(__file__).with_name("probe.py")
-# Floats that still differ at this tolerance are far enough apart for pytest.approx's default (1e-6).
-COARSE_REL = 1e-5
-COARSE_ABS = 1e-11
-FINE_REL = 1e-12
+# The probe's files, shipped together into the sandbox's scratch dir (probe.py imports its siblings).
+PROBE_FILES = ("probe.py", "probe_names.py", "probe_values.py", "probe_target.py", "probe_harvest.py", "probe_replay.py")
 CHECK_ROUNDS = 3
+CONFIRM_RUNS = 1  # extra runs of A for the calls that distinguish
+CONFIRM_RUNS_RANDOM = 3  # ... when other calls of the batch gave different results on each run of A
 
 Variant = Literal["A", "B"]
 R = TypeVar("R", bound=BaseModel)
@@ -46,7 +51,8 @@ class Runner(Protocol):
     """Runs ``python <argv...>`` in a fresh copy of one version of the repo and returns ``{scratch}/out.json``.
 
     The working directory is the repo root and its import root is on PYTHONPATH; ``files`` (name ->
-    text) are written into a scratch directory whose path replaces ``{scratch}`` in ``argv``.
+    text) are written into a scratch directory whose path replaces ``{scratch}`` in ``argv``. Raises
+    TimeoutError when the command ran out of time (the oracle then gives up on this candidate only).
     """
 
     def __call__(self, variant: Variant, argv: list[str], files: dict[str, str]) -> str: ...
@@ -72,6 +78,11 @@ class Origin(StrEnum):
 _ORIGIN_RANK = {Origin.RECORDED: 0, Origin.PERTURBED: 1, Origin.GENERATED: 2}
 
 
+def probe_sources() -> dict[str, str]:
+    """File name -> text of every probe file."""
+    return {name: PROBE_PATH.with_name(name).read_text(encoding="utf-8") for name in PROBE_FILES}
+
+
 class Distinguishing(BaseModel):
     """A call on which the versions differ, with both outcomes."""
 
@@ -82,6 +93,47 @@ class Distinguishing(BaseModel):
     outcome_a: Outcome
     outcome_b: Outcome
     facets: list[str] = Field(description="Parts of A's outcome that are stable and differ on B.")
+
+
+DIAGNOSIS_PREFIX = "diagnosis: "
+DETAIL_LIMIT = 500  # what a candidate keeps of a skip detail (candidates.Candidate.drop)
+
+
+class Diagnosis(BaseModel):
+    """What the search saw, to tell why it found nothing (or what it found) without rerunning it.
+
+    A candidate dropped for "no distinguishing input found" carries it as its skip detail
+    (`as_detail`; ``oracle.misses`` reads it back).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    harvested: int = Field(0, description="Distinct calls recorded from the covering tests.")
+    tried: int = Field(0, description="Calls replayed (recorded + perturbed/generated).")
+    entries: list[str] = Field(default_factory=list, description="`module:qualname` of the functions called.")
+    skipped: dict[str, int] = Field(default_factory=dict, description="Calls seen but not recorded, by why.")
+    outcomes: dict[str, int] = Field(default_factory=dict, description="Kinds of A's outcomes over every replayed call.")
+    errors: list[str] = Field(default_factory=list, description="A few reasons why inputs could not be re-created.")
+    opaque_differences: dict[str, int] = Field(
+        default_factory=dict, description="Calls where A and B differ only in values a test cannot write, by type."
+    )
+    b_not_returning: int = Field(0, description="Calls that return or raise on A but time out or break on B.")
+    unstable: int = Field(0, description="Calls whose two runs on A differ in every facet that B changes.")
+
+    def as_detail(self, limit: int = DETAIL_LIMIT) -> str:
+        """The skip detail carrying this diagnosis, at most ``limit`` characters (the longest lists cut first)."""
+        compact = self.model_copy(update={
+            "skipped": _top(self.skipped, 4), "opaque_differences": _top(self.opaque_differences, 3),
+            "errors": [e[:80] for e in self.errors[:1]], "entries": self.entries[:3],
+        })
+        text = DIAGNOSIS_PREFIX + compact.model_dump_json()
+        if len(text) > limit:
+            text = DIAGNOSIS_PREFIX + compact.model_copy(update={"errors": [], "entries": self.entries[:1]}).model_dump_json()
+        return text[:limit]
+
+
+def _top(counts: dict[str, int], n: int) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
 class DifferentialResult(BaseModel):
@@ -98,6 +150,7 @@ class DifferentialResult(BaseModel):
     tried: int = Field(0, description="Calls replayed on both versions (recorded + perturbed/generated).")
     n_distinguishing: int = Field(0, description="Calls found to distinguish the versions before selection.")
     n_tests: int = Field(0, description="Test functions in `test_source`.")
+    diagnosis: Diagnosis = Field(default_factory=Diagnosis)
 
 
 class Limits(BaseModel):
@@ -119,11 +172,14 @@ class _Probe:
 
     def __init__(self, runner: Runner) -> None:
         self.runner = runner
-        self.source = PROBE_PATH.read_text(encoding="utf-8")
+        self.sources = probe_sources()
 
     def _run(self, variant: Variant, mode: str, spec: dict, model: type[R]) -> R:
         argv = ["{scratch}/probe.py", mode, "--spec", "{scratch}/spec.json", "--out", "{scratch}/out.json"]
-        text = self.runner(variant, argv, {"probe.py": self.source, "spec.json": json.dumps(spec, sort_keys=True)})
+        try:
+            text = self.runner(variant, argv, {**self.sources, "spec.json": json.dumps(spec, sort_keys=True)})
+        except TimeoutError as exc:  # this candidate's tests or calls are too slow: its problem, not the run's
+            raise ProbeFailed(f"{mode} on {variant}: {exc}") from exc
         try:
             report = model.model_validate_json(text)
         except ValidationError as exc:
@@ -165,66 +221,14 @@ class _Candidate(BaseModel):
     cost: int
 
 
-class Verdict(BaseModel):
-    """Which parts of A's outcome a test may assert, and which of them tell B apart."""
-
-    model_config = ConfigDict(frozen=True)
-
-    stable: list[str] = Field(default_factory=list, description="Facets equal in both runs of A.")
-    differing: list[str] = Field(default_factory=list, description="Stable facets that B does not share.")
-
-
-def judge(a1: Outcome, a2: Outcome, b: Outcome) -> Verdict:
-    """Compare two runs of A and one of B; an empty `differing` means the call does not distinguish."""
-    if a1.kind not in (OutcomeKind.RETURN, OutcomeKind.RAISE) or a2.kind is not a1.kind:
-        return Verdict()
-    if b.kind not in (OutcomeKind.RETURN, OutcomeKind.RAISE):
-        return Verdict()  # a hang or a broken setup on B is no behaviour a quick test can assert
-    first, second, other = a1.facets(), a2.facets(), b.facets()
-    stable = {k: v for k, v in first.items() if k in second and same(v, second[k])}
-    if a1.kind is OutcomeKind.RAISE and "raise.type" not in stable:
-        return Verdict()  # pytest.raises needs the exception class by name
-    differing = [k for k, v in stable.items() if k not in other or not same(v, other[k])]
-    return Verdict(stable=sorted(stable), differing=sorted(differing))
-
-
-def make_case(call: CallSpec, a: Outcome, b: Outcome, verdict: Verdict) -> TestCase:
-    """What to assert for one distinguishing call: A's stable return, and the attributes/arguments that differ."""
-    facets = verdict.differing
-    a_facets, b_facets = a.facets(), b.facets()
-    coarse = all(k not in b_facets or not same(a_facets[k], b_facets[k], COARSE_REL, COARSE_ABS) for k in facets)
-    if a.kind is OutcomeKind.RAISE:
-        type_differs = "raise.type" in facets
-        return TestCase(
-            call=call,
-            expected=a,
-            assert_return=False,
-            match_message="raise.message" in facets and not type_differs,
-            exact_type=type_differs and b.kind is OutcomeKind.RAISE,
-        )
-    attrs = [k.split(":", 1)[1] for k in facets if k.startswith("attr:")]
-    args = [k.split(":", 1)[1] for k in facets if k.startswith("arg:")]
-    returned = a.value
-    assert_return = returned is not None and "return" in verdict.stable and (
-        "return" in facets or returned.t is not ValueKind.NONE or not (attrs or args)
-    )
-    return TestCase(
-        call=call,
-        expected=a,
-        assert_return=assert_return,
-        attrs=attrs,
-        args=args,
-        approx_rel=None if coarse else FINE_REL,
-    )
-
-
 # A test that needs a tolerance tighter than pytest.approx's default is fragile: choose it last.
 FINE_TOLERANCE_COST = 20
 
 
 def _cost(call: CallSpec, case: TestCase) -> int:
     parts = [*call.args, *call.kwargs.values()] + ([call.receiver] if call.receiver else [])
-    cost = sum(size(p) for p in parts) + (size(case.expected.value) if case.expected.value else 0)
+    parts += [v for step in call.steps for v in (*step.args, *step.kwargs.values())]
+    cost = sum(size(p) for p in parts) + len(call.steps) + (size(case.expected.value) if case.expected.value else 0)
     return cost + (FINE_TOLERANCE_COST if case.approx_rel is not None else 0)
 
 
@@ -243,21 +247,94 @@ def select(candidates: list[_Candidate], max_tests: int) -> list[_Candidate]:
     return sorted(picked, key=lambda c: (_ORIGIN_RANK[c.found.origin], c.index))
 
 
-def _distinguish(
-    probe: _Probe, module: str, qualname: str, calls: list[CallSpec], origin: Origin, start: int, limits: Limits
-) -> list[_Candidate]:
-    if not calls:
+class _Search:
+    """Replays batches of calls on A (twice, then again for the hits) and on B; keeps the distinguishing ones
+    and notes in a `Diagnosis` what the others showed."""
+
+    def __init__(self, probe: _Probe, module: str, qualname: str, entries: dict[str, TargetRef], limits: Limits) -> None:
+        self.probe = probe
+        self.module = module
+        self.qualname = qualname
+        self.entries = entries
+        self.limits = limits
+        self.tried = 0
+        self.diagnosis = Diagnosis(entries=sorted(entries))
+
+    def _entry(self, call: CallSpec) -> TargetRef | None:
+        return self.entries.get(call.entry) if call.entry else None
+
+    def run(self, calls: list[CallSpec], origin: Origin) -> list[_Candidate]:
+        if not calls:
+            return []
+        a1 = self.probe.replay("A", self.module, self.qualname, calls, self.limits)
+        a2 = self.probe.replay("A", self.module, self.qualname, calls, self.limits)
+        b = self.probe.replay("B", self.module, self.qualname, calls, self.limits)
+        hits = []
+        unstable = self.diagnosis.unstable
+        for i, (call, x, y, z) in enumerate(zip(calls, a1, a2, b)):
+            self._note(x, y, z)
+            if judge(x, y, z).differing:
+                hits.append(i)
+        # Two equal runs of A can be chance (a random pick among few options): more runs of the hits confirm
+        # them, more of them when this batch showed randomness elsewhere.
+        rounds = CONFIRM_RUNS if self.diagnosis.unstable == unstable else CONFIRM_RUNS_RANDOM
+        again = [self.probe.replay("A", self.module, self.qualname, [calls[i] for i in hits], self.limits)
+                 for _ in range(rounds if hits else 0)]
+        out = []
+        for j, i in enumerate(hits):
+            call, x, z = calls[i], a1[i], b[i]
+            verdict = judge(x, a2[i], z)
+            for run in again:
+                verdict = confirmed(verdict, x, run[j])
+            if verdict.differing:
+                case = make_case(call, x, z, verdict, self._entry(call))
+                found = Distinguishing(call=call, origin=origin, outcome_a=x, outcome_b=z, facets=verdict.differing)
+                out.append(_Candidate(index=self.tried + i, found=found, case=case, cost=_cost(call, case)))
+            else:
+                self.diagnosis.unstable += 1
+        self.tried += len(calls)
+        return out
+
+    def _note(self, a1: Outcome, a2: Outcome, b: Outcome) -> None:
+        diag = self.diagnosis
+        diag.outcomes[a1.kind.value] = diag.outcomes.get(a1.kind.value, 0) + 1
+        if a1.kind is OutcomeKind.ERROR and len(diag.errors) < 3 and a1.message not in diag.errors:
+            diag.errors.append(a1.message or "")
+        if a1.kind in (OutcomeKind.RETURN, OutcomeKind.RAISE) and b.kind in (OutcomeKind.TIMEOUT, OutcomeKind.ERROR):
+            diag.b_not_returning += 1
+        if judge(a1, a2, b).differing:
+            return
+        raw = judge(a1, a2, b, concrete=False)
+        if raw.differing:
+            facets = a1.facets(concrete=False)
+            for kind in sorted({str(facets[k].type or k) for k in raw.differing if not is_concrete(facets[k])}):
+                diag.opaque_differences[kind] = diag.opaque_differences.get(kind, 0) + 1
+        elif a1.kind is a2.kind and judge(a1, a1, b, concrete=False).differing:
+            diag.unstable += 1  # B differs from A only where A's own two runs disagree
+
+
+def _recorded(harvest: HarvestReport, target_key: str) -> list[CallSpec]:
+    calls = []
+    for entry in harvest.entries:
+        for record in entry.calls:
+            calls.append(record.call if entry.key == target_key else record.call.model_copy(update={"entry": entry.key}))
+    return calls
+
+
+def _extra_calls(
+    harvest: HarvestReport, recorded: list[CallSpec], target_key: str, lits: Literals, budget: int, seed: int
+) -> list[CallSpec]:
+    """Perturbed (or generated) calls of each entry, the budget shared between the entries."""
+    entries: list[EntryReport] = list(harvest.entries)
+    if not entries:
         return []
-    a1 = probe.replay("A", module, qualname, calls, limits)
-    a2 = probe.replay("A", module, qualname, calls, limits)
-    b = probe.replay("B", module, qualname, calls, limits)
-    out = []
-    for i, (call, x, y, z) in enumerate(zip(calls, a1, a2, b)):
-        verdict = judge(x, y, z)
-        if verdict.differing:
-            case = make_case(call, x, z, verdict)
-            found = Distinguishing(call=call, origin=origin, outcome_a=x, outcome_b=z, facets=verdict.differing)
-            out.append(_Candidate(index=start + i, found=found, case=case, cost=_cost(call, case)))
+    share = max(1, budget // len(entries))
+    out: list[CallSpec] = []
+    for entry in entries:
+        own = [c for c in recorded if (c.entry or target_key) == entry.key]
+        extra = candidate_calls(own, entry.target, entry.module, lits, budget=share, seed=seed)
+        tag = None if entry.key == target_key else entry.key
+        out += [c.model_copy(update={"entry": tag}) for c in extra]
     return out
 
 
@@ -279,29 +356,36 @@ def synthesize_differential(
     """Search for inputs on which A and B differ and write them as a pytest file asserting A's behaviour.
 
     ``target_file`` is relative to the repo root, ``test_path`` is where the file will live in the repo
-    (tests are checked there). Exceptions raised by ``runner`` itself propagate.
+    (tests are checked there). Exceptions raised by ``runner`` itself propagate, except TimeoutError (a probe
+    failure of this candidate).
     """
     probe = _Probe(runner)
     limits = limits or Limits()
+    target_key = f"{module}:{qualname}"
+    search: _Search | None = None
+    recorded: list[CallSpec] = []
     try:
         harvest = probe.harvest(target_file, module, qualname, covering_tests)
         if harvest.target is None:
             raise ProbeFailed("harvest: the target was not described")
-        recorded = [r.call for r in harvest.calls]
-        found = _distinguish(probe, module, qualname, recorded, Origin.RECORDED, 0, limits)
-        tried = len(recorded)
+        entries = {e.key: TargetRef(module=e.module, qualname=e.qualname, info=e.target) for e in harvest.entries}
+        search = _Search(probe, module, qualname, entries, limits)
+        search.diagnosis.skipped = dict(harvest.skipped)
+        recorded = _recorded(harvest, target_key)
+        found = search.run(recorded, Origin.RECORDED)
         if not found:
             name = qualname.rsplit(".", 1)[-1]
             lits = source_literals(function_source_a, name, harvest.target.constants)
-            extra = candidate_calls(recorded, harvest.target, module, lits, budget=budget, seed=seed)
-            origin = Origin.PERTURBED if recorded else Origin.GENERATED
-            found = _distinguish(probe, module, qualname, extra, origin, tried, limits)
-            tried += len(extra)
+            extra = _extra_calls(harvest, recorded, target_key, lits, budget, seed)
+            found = search.run(extra, Origin.PERTURBED if recorded else Origin.GENERATED)
     except ProbeFailed as exc:
-        return DifferentialResult(found=False, reason=NoOracle.PROBE_FAILED, detail=str(exc))
-    counts = {"harvested": len(recorded), "tried": tried, "n_distinguishing": len(found)}
+        diagnosis = search.diagnosis if search is not None else Diagnosis()
+        return DifferentialResult(found=False, reason=NoOracle.PROBE_FAILED, detail=str(exc), diagnosis=diagnosis)
+    search.diagnosis.harvested, search.diagnosis.tried = len(recorded), search.tried
+    counts = {"harvested": len(recorded), "tried": search.tried, "n_distinguishing": len(found), "diagnosis": search.diagnosis}
     if not found:
-        return DifferentialResult(found=False, reason=NoOracle.NO_DISTINGUISHING_INPUT, **counts)
+        detail = search.diagnosis.as_detail()
+        return DifferentialResult(found=False, reason=NoOracle.NO_DISTINGUISHING_INPUT, detail=detail, **counts)
     target = TargetRef(module=module, qualname=qualname, info=harvest.target)
     return _write_checked(probe, target, found, max_tests, max_loc, test_path, counts)
 
@@ -313,7 +397,7 @@ def _write_checked(
     max_tests: int,
     max_loc: int,
     test_path: str,
-    counts: dict[str, int],
+    counts: dict,
 ) -> DifferentialResult:
     """Write the chosen tests and keep only those that pass on A and fail on B, re-choosing a few times."""
     rejected: set[int] = set()
@@ -322,7 +406,12 @@ def _write_checked(
         chosen = select([c for c in found if c.index not in rejected], max_tests)
         if not chosen:
             break
-        written = write_test_file(target, [c.case for c in chosen], max_loc=max_loc)
+        try:
+            written = write_test_file(target, [c.case for c in chosen], max_loc=max_loc)
+        except ValueError as exc:  # a value that cannot be written here (a lambda's name clashes)
+            rejected.update(c.index for c in chosen[-1:])
+            detail = str(exc)
+            continue
         if not written.included:
             return DifferentialResult(found=False, reason=NoOracle.TOO_LONG, **counts)
         chosen = [chosen[i] for i in written.included]

@@ -2,8 +2,9 @@
 
 Two sources, both deterministic for a given seed and bounded in count:
 - perturbations of recorded calls, one value at a time: the boundary constants written in the function
-  (and each ±1), ints ±1 / 0 / 1 / -1, floats ×(1±ε), flipped booleans, None where the annotation is
-  Optional, shorter strings and containers; defaulted parameters the call left out are tried too;
+  (and each ±1), ints ±1 / 0 / 1 / -1 (then small sizes 2..5, -2, doubled, halved), floats ×(1±ε), flipped
+  booleans, None where the annotation is Optional, shorter strings, containers and iterators; defaulted
+  parameters the call left out are tried too;
 - when nothing was recorded, small grids built from the parameters' annotations.
 Perturbations come in tiers (boundaries first, since comparisons against a constant are what a one-token
 change most often breaks); a tier that does not fit the remaining budget is sampled with the seed.
@@ -51,6 +52,8 @@ def _replacements(value: Value, lits: Literals, optional: bool, annotation_grid:
         v = int(value.v)  # type: ignore[arg-type]
         tiers[0] = [int_value(x) for lit in lits.ints for x in (lit - 1, lit, lit + 1)]
         tiers[1] = [int_value(x) for x in (v - 1, v + 1, 0, 1, -1)]
+        # Sizes and counts: a chunking or window size often matters only at a small exact value.
+        tiers[2] = [int_value(x) for x in (2, 3, 4, 5, -2, 2 * v, v // 2)]
     elif kind is ValueKind.FLOAT:
         v = as_float(value)
         bounds = [float(x) for x in lits.floats + lits.ints]
@@ -64,7 +67,7 @@ def _replacements(value: Value, lits: Literals, optional: bool, annotation_grid:
         tiers[2] = [Value(t=ValueKind.STR, v=s) for s in ("", text[:1])]
     elif kind is ValueKind.BYTES:
         tiers[2] = [Value(t=ValueKind.BYTES, v=str(value.v)[:2]), Value(t=ValueKind.BYTES, v="")]
-    elif kind in (ValueKind.LIST, ValueKind.TUPLE, ValueKind.SET, ValueKind.FROZENSET):
+    elif kind in (ValueKind.LIST, ValueKind.TUPLE, ValueKind.SET, ValueKind.FROZENSET, ValueKind.ITER):
         items = list(value.items or [])
         tiers[2] = [value.model_copy(update={"items": part}) for part in ([], items[:1], items[:-1])]
     elif kind is ValueKind.DICT:
@@ -86,7 +89,7 @@ def _leaves(value: Value, path: Path = (), depth: int = 0) -> Iterator[tuple[Pat
     if depth >= MAX_PATH_DEPTH:
         return
     kind = value.t
-    if kind in (ValueKind.LIST, ValueKind.TUPLE):
+    if kind in (ValueKind.LIST, ValueKind.TUPLE, ValueKind.ITER):
         for i, item in enumerate((value.items or [])[:3]):
             yield from _leaves(item, (*path, "items", i), depth + 1)
     elif kind is ValueKind.DICT:

@@ -22,6 +22,7 @@ class TargetKind(StrEnum):
     CLASSMETHOD = "classmethod"
     STATICMETHOD = "staticmethod"
     PROPERTY = "property"
+    CONSTRUCTOR = "constructor"  # `Owner.__init__`, called as `Owner(...)`
 
 
 class ParamKind(StrEnum):
@@ -48,10 +49,36 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CallSpec(_Model):
-    """One call of the target: the receiver for methods and properties, and the arguments."""
+class Step(_Model):
+    """A method call made on the receiver (or on an object passed to its constructor) around the recorded call."""
 
+    on: str | None = Field(
+        None, description="`arg:i` / `kw:name`: the receiver's constructor argument the call is made on; None: the receiver."
+    )
+    name: str = Field(description="Method name (dunders included: `__next__`, `__setitem__`).")
+    args: list[Value] = Field(default_factory=list)
+    kwargs: dict[str, Value] = Field(default_factory=dict)
+    repeat: int = Field(1, ge=1, description="How many times in a row the same call was made.")
+
+    def to_probe(self) -> dict:
+        return {
+            "on": self.on,
+            "name": self.name,
+            "args": [a.to_probe() for a in self.args],
+            "kwargs": {k: v.to_probe() for k, v in self.kwargs.items()},
+            "repeat": self.repeat,
+        }
+
+
+class CallSpec(_Model):
+    """One call: of the target, or of a public entry that reaches it; the receiver for methods, and the arguments."""
+
+    entry: str | None = Field(None, description="`module:qualname` of the function called, when not the target itself.")
     receiver: Value | None = Field(None, description="The instance a method is called on, as an `object`/`dataclass` spec.")
+    steps: list[Step] = Field(default_factory=list, description="Method calls on the receiver before this call.")
+    then: list[Step] = Field(
+        default_factory=list, description="Method calls on the receiver after this call (their results are facets)."
+    )
     args: list[Value] = Field(default_factory=list, description="Positional arguments.")
     kwargs: dict[str, Value] = Field(default_factory=dict, description="Keyword arguments.")
 
@@ -61,7 +88,10 @@ class CallSpec(_Model):
 
     def to_probe(self) -> dict:
         return {
+            "entry": self.entry,
             "receiver": self.receiver.to_probe() if self.receiver else None,
+            "steps": [s.to_probe() for s in self.steps],
+            "then": [s.to_probe() for s in self.then],
             "args": [a.to_probe() for a in self.args],
             "kwargs": {k: v.to_probe() for k, v in self.kwargs.items()},
         }
@@ -92,6 +122,9 @@ class TargetInfo(_Model):
     constants: list[Value] = Field(
         default_factory=list, description="Module-level numbers and strings the function reads by name."
     )
+    import_from: str | None = Field(
+        None, description="Public module to import the function (or its class) from, when a parent package re-exports it."
+    )
 
 
 class _Report(_Model):
@@ -106,44 +139,67 @@ class RecordedCall(_Model):
     types: dict[str, str] = Field(default_factory=dict, description="Parameter name -> type of the argument seen.")
 
 
+class EntryReport(_Model):
+    """A function whose calls were recorded: the target itself, or a public function or method reaching it."""
+
+    module: str
+    qualname: str
+    target: TargetInfo
+    calls: list[RecordedCall] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.module}:{self.qualname}"
+
+
 class HarvestReport(_Report):
     """Output of ``probe.py harvest``."""
 
     target: TargetInfo | None = None
-    calls: list[RecordedCall] = Field(default_factory=list)
-    skipped: int = Field(0, description="Calls seen but not recorded (arguments that cannot be re-created).")
+    entries: list[EntryReport] = Field(
+        default_factory=list, description="The target when its name is public, else the public callers reaching it."
+    )
+    skipped: dict[str, int] = Field(
+        default_factory=dict, description="Calls seen but not recorded, by why (the type that cannot be re-created)."
+    )
     tests_exit_code: int | None = Field(None, description="pytest's exit code for the covering tests.")
 
 
 class Outcome(_Model):
-    """The result of one replayed call."""
+    """The result of one replayed call (facet names: see ``probe_replay.py``)."""
 
     kind: OutcomeKind
     value: Value | None = Field(None, description="Return value (opaque when it cannot be re-created).")
     awaited: bool = Field(False, description="The call returned a coroutine, which was run to completion.")
-    listed: bool = Field(False, description="The call returned a generator, which was consumed into a list.")
+    listed: bool = Field(False, description="The call returned an iterator, which was consumed into a list.")
+    prefix: int | None = Field(None, description="The returned iterator did not end: `value` holds its first items.")
+    materialized: bool = Field(False, description="The call returned a tuple/list of iterators, each consumed into a list.")
+    seeded: bool = Field(False, description="The call drew from `random`, seeded before the call (probe's RANDOM_SEED).")
+    step_raises: list[str | None] | None = Field(
+        None, description="Per receiver step, the exception type it raised (None: it did not)."
+    )
     exc_module: str | None = None
     exc_qualname: str | None = None
     exc_importable: bool = False
     message: str | None = Field(None, description="str() of the exception (or why the inputs failed).")
-    self_after: dict[str, Value] | None = Field(None, description="Public attributes of the receiver after the call.")
-    args_after: dict[str, Value] | None = Field(
-        None, description="Mutable arguments after the call: positional index or keyword name -> value."
+    state: dict[str, Value] | None = Field(
+        None, description="Facets observed after the call (receiver, returned instance, arguments), in reading order."
     )
 
-    def facets(self) -> dict[str, Value]:
-        """The separately assertable parts of this outcome, by facet name."""
+    def facets(self, concrete: bool = True) -> dict[str, Value]:
+        """The separately assertable parts of this outcome, by facet name (with ``concrete=False``, also the
+        parts that cannot be written in a test, for telling why a difference could not be asserted)."""
         if self.kind is OutcomeKind.RAISE:
             out = {"raise.message": Value(t="str", v=self.message or "")}
             if self.exc_importable:
                 out["raise.type"] = Value(t="str", v=f"{self.exc_module}.{self.exc_qualname}")
-            return out
+            out.update(self.state or {})
+            return {k: v for k, v in out.items() if not concrete or is_concrete(v)}
         if self.kind is not OutcomeKind.RETURN:
             return {}
         out = {"return": self.value} if self.value is not None else {}
-        out.update({f"attr:{k}": v for k, v in (self.self_after or {}).items()})
-        out.update({f"arg:{k}": v for k, v in (self.args_after or {}).items()})
-        return {k: v for k, v in out.items() if is_concrete(v)}
+        out.update(self.state or {})
+        return {k: v for k, v in out.items() if not concrete or is_concrete(v)}
 
 
 class ReplayReport(_Report):

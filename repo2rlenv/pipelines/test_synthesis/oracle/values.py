@@ -1,7 +1,8 @@
 """Value specs on the host: the model of the probe's JSON values, Python-like equality, and rendering as source.
 
 A value spec describes a Python value well enough to re-create it in a test: literals, containers,
-dataclasses, named tuples, enum members and objects built by calling their class. The probe writes
+dataclasses, named tuples, enum members, objects built by calling their class, iterators over a list,
+functions and classes by importable name, and lambdas by their source. The probe writes
 them as plain dicts (see ``probe.py``); here they are validated into `Value` and
 - compared with the semantics the generated test will have at run time (`same`), so an input is only
   called distinguishing when an ``assert ==`` on it really tells the two versions apart;
@@ -37,11 +38,15 @@ class ValueKind(StrEnum):
     NAMEDTUPLE = "namedtuple"
     ENUM = "enum"
     OBJECT = "object"
+    ITER = "iter"  # iter([...]): an iterator argument
+    REF = "ref"  # a function, class or builtin, by importable name
+    LAMBDA = "lambda"  # a lambda, by its one-line source
     OPAQUE = "opaque"
 
 
 NUMBERS = frozenset({ValueKind.BOOL, ValueKind.INT, ValueKind.FLOAT})
 SEQUENCES = frozenset({ValueKind.LIST, ValueKind.TUPLE, ValueKind.SET, ValueKind.FROZENSET})
+ORDERED = frozenset({ValueKind.LIST, ValueKind.ITER})
 SET_KINDS = frozenset({ValueKind.SET, ValueKind.FROZENSET})
 # Python compares a named tuple equal to a plain tuple with the same items.
 TUPLE_KINDS = frozenset({ValueKind.TUPLE, ValueKind.NAMEDTUPLE})
@@ -56,9 +61,11 @@ class Value(BaseModel):
 
     t: ValueKind = Field(description="What kind of value this is.")
     v: bool | int | str | None = Field(
-        None, description="Scalar payload: bool, int, str; float as its repr; bytes as hex; enum member name; opaque hash."
+        None,
+        description="Scalar payload: bool, int, str; float as its repr; bytes as hex; enum member name; opaque hash; "
+        "lambda source.",
     )
-    items: list[Value] | None = Field(None, description="Items of a list, tuple, set or frozenset.")
+    items: list[Value] | None = Field(None, description="Items of a list, tuple, set, frozenset or iterator.")
     pairs: list[tuple[Value, Value]] | None = Field(None, description="Key/value pairs of a dict, in order.")
     module: str | None = Field(None, description="Module of the class (enum, dataclass, namedtuple, object).")
     qualname: str | None = Field(None, description="Qualified name of the class inside its module.")
@@ -66,6 +73,9 @@ class Value(BaseModel):
     args: list[Value] | None = Field(None, description="Positional constructor arguments of an object.")
     kw: dict[str, Value] | None = Field(None, description="Keyword constructor arguments of an object.")
     type: str | None = Field(None, description="Type name of an opaque value.")
+    names: dict[str, str] | None = Field(
+        None, description="Lambda: each global name it uses -> `module` (a module) or `module:qualname` (an object)."
+    )
 
     def to_probe(self) -> dict:
         """The plain-dict form the probe reads."""
@@ -159,7 +169,7 @@ def same(a: Value, b: Value, rel_tol: float = 1e-9, abs_tol: float = 0.0) -> boo
         return _match_unordered(list(a.items or []), list(b.items or []), rel_tol, abs_tol)
     if a.t != b.t:
         return False
-    if a.t is ValueKind.LIST:
+    if a.t in ORDERED:
         return _seq_equal(list(a.items or []), list(b.items or []), rel_tol, abs_tol)
     if a.t is ValueKind.DICT:
         return _dicts_equal(a, b, rel_tol, abs_tol)
@@ -167,7 +177,7 @@ def same(a: Value, b: Value, rel_tol: float = 1e-9, abs_tol: float = 0.0) -> boo
         x, y = _exact_number(a), _exact_number(b)
         if x is not None and y is not None:
             return x == y
-    if a.module != b.module or a.qualname != b.qualname or a.v != b.v or a.type != b.type:
+    if a.module != b.module or a.qualname != b.qualname or a.v != b.v or a.type != b.type or a.names != b.names:
         return False
     if a.t is ValueKind.DATACLASS:
         return _fields_equal(a.fields or {}, b.fields or {}, rel_tol, abs_tol)
@@ -211,6 +221,7 @@ class Imports:
     def __init__(self, reserved: set[str] | None = None) -> None:
         self._bound: dict[tuple[str, str], str] = {}
         self._taken: set[str] = set(reserved or ())
+        self._aliases: dict[str, str] = {}  # import module as alias
         self.modules: set[str] = set()
 
     def use_module(self, module: str) -> str:
@@ -218,6 +229,27 @@ class Imports:
         self.modules.add(module)
         self._taken.add(module.split(".")[0])
         return module
+
+    def bind_exact(self, name: str, where: str) -> None:
+        """Make ``name`` mean ``where`` (``module`` or ``module:qualname``), as source written elsewhere expects.
+
+        Raises ValueError when ``name`` already means something else in this file.
+        """
+        module, _, qualname = where.partition(":")
+        if qualname:
+            if "." in qualname and qualname.split(".")[0] != name:
+                raise ValueError(f"{name} cannot name {where}")
+            bound = self._bound.get((module, qualname.split(".")[0]))
+            if bound == name:
+                return
+            if name in self._taken or bound is not None:
+                raise ValueError(f"{name} is already taken")
+            self._bound[(module, qualname.split(".")[0])] = name
+        elif self._aliases.get(name) != module:
+            if name in self._taken:
+                raise ValueError(f"{name} is already taken")
+            self._aliases[name] = module
+        self._taken.add(name)
 
     def name_for(self, module: str, qualname: str) -> str:
         """An expression naming ``module.qualname``, adding ``from module import Top`` (aliased on a clash)."""
@@ -244,6 +276,8 @@ class Imports:
         groups: list[list[str]] = [[], [], []]
         for module in sorted(self.modules):
             groups[_group(module)].append(f"import {module}")
+        for alias, module in sorted(self._aliases.items()):
+            groups[_group(module)].append(f"import {module}" if alias == module else f"import {module} as {alias}")
         by_module: dict[str, list[str]] = {}
         for (module, top), local in self._bound.items():
             by_module.setdefault(module, []).append(top if local == top else f"{top} as {local}")
@@ -312,6 +346,14 @@ class _Renderer:
         if kind is ValueKind.DICT:
             inner = ", ".join(f"{self.expr(k, False)}: {self.expr(v, loose)}" for k, v in value.pairs or [])
             return "{" + inner + "}"
+        if kind is ValueKind.ITER:
+            return f"iter([{', '.join(self.expr(item, False) for item in value.items or [])}])"
+        if kind is ValueKind.REF:
+            return self.imports.name_for(str(value.module), str(value.qualname))
+        if kind is ValueKind.LAMBDA:
+            for name, where in sorted((value.names or {}).items()):
+                self.imports.bind_exact(name, where)
+            return f"({value.v})"
         return self._classed(value)
 
     def _float(self, value: Value, loose: bool) -> str:

@@ -1,13 +1,10 @@
-"""The differential oracle end to end on tiny A/B repos, with real subprocesses; and its judging and selection rules."""
+"""The differential oracle end to end on tiny A/B repos, with real subprocesses."""
 
 from __future__ import annotations
 
 import pytest
 
 from repo2rlenv.pipelines.test_synthesis.oracle import NoOracle, Origin, synthesize_differential
-from repo2rlenv.pipelines.test_synthesis.oracle.differential import judge, make_case
-from repo2rlenv.pipelines.test_synthesis.oracle.records import CallSpec, Outcome
-from repo2rlenv.pipelines.test_synthesis.oracle.values import Value, float_value
 
 TEST_PATH = "tests/test_r2e_oracle.py"
 
@@ -16,6 +13,7 @@ SHOP = {
     "shop/rules.py": '''
         import asyncio
         import random
+        import time
         from dataclasses import dataclass, field
         from typing import Optional
 
@@ -57,7 +55,7 @@ SHOP = {
 
 
         def noisy(x):
-            return random.random() + x
+            return time.perf_counter() + x
 
 
         def clamp(x: int, hi: Optional[int] = None) -> int:
@@ -94,7 +92,7 @@ SHOP = {
 
             def deposit(self, amount):
                 self.balance += amount
-                return random.random()
+                return time.perf_counter()
     ''',
     "tests/test_rules.py": '''
         import asyncio
@@ -180,28 +178,9 @@ def synthesize(make_pair, runner_for):
     return run
 
 
-@pytest.fixture
-def separates(run_test_file):
-    """Assert the oracle passes on A and every one of its tests fails on B, with pytest in a fresh copy."""
-
-    def check(result, pair) -> None:
-        assert result.found, (result.reason, result.detail)
-        assert result.test_source is not None
-        compile(result.test_source, TEST_PATH, "exec")
-        on_a = run_test_file(pair[0], TEST_PATH, result.test_source)
-        on_b = run_test_file(pair[1], TEST_PATH, result.test_source)
-        assert on_a.returncode == 0, on_a.stdout
-        assert f"{result.n_tests} passed" in on_a.stdout
-        assert on_b.returncode == 1, on_b.stdout
-        assert f"{result.n_tests} failed" in on_b.stdout
-        assert "mutant" not in result.test_source.lower()
-
-    return check
-
-
 def test_threshold_boundary_is_found_by_perturbing_recorded_calls(synthesize, separates):
     result, pair = synthesize("return age >= 18", "return age > 18", "is_adult", ["test_is_adult"])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert result.harvested == 2
     assert result.tried > result.harvested
     assert [d.origin for d in result.distinguishing] == [Origin.PERTURBED]
@@ -210,7 +189,7 @@ def test_threshold_boundary_is_found_by_perturbing_recorded_calls(synthesize, se
 
 def test_off_by_one_loop_is_caught_with_the_recorded_keyword_call(synthesize, separates):
     result, pair = synthesize("range(len(xs))", "range(len(xs) - 1)", "total", ["test_total"])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert result.harvested == result.tried == 1
     assert result.distinguishing[0].origin is Origin.RECORDED
     assert result.test_source.endswith("def test_total_1():\n    assert total([1, 2, 3]) == 6\n")
@@ -218,35 +197,35 @@ def test_off_by_one_loop_is_caught_with_the_recorded_keyword_call(synthesize, se
 
 def test_method_that_updates_state_wrongly(synthesize, separates):
     result, pair = synthesize("self.count += qty", "self.count += 1", "Cart.add", ["test_cart"])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert "    cart = Cart(owner='bob')\n    cart.add('apple', qty=3)\n    assert cart.count == 3\n" in result.test_source
-    assert result.distinguishing[0].facets == ["attr:count"]
+    assert result.distinguishing[0].facets == ["self.attr:count"]
 
 
 def test_exception_raised_in_the_wrong_branch(synthesize, separates):
     result, pair = synthesize("if amount > balance:", "if amount >= balance:", "withdraw", ["test_withdraw"])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     outcomes = {(d.outcome_a.kind.value, d.outcome_b.kind.value) for d in result.distinguishing}
     assert outcomes == {("return", "raise")}
 
 
 def test_exception_of_another_type_is_asserted_exactly(synthesize, separates):
     result, pair = synthesize('raise ZeroDivisionError("b is zero")', 'raise ValueError("b is zero")', "safe_div", ["test_safe_div"])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert "with pytest.raises(ZeroDivisionError) as excinfo:\n        safe_div(1, 0)\n" in result.test_source
     assert "assert excinfo.type is ZeroDivisionError" in result.test_source
 
 
 def test_float_formula(synthesize, separates):
     result, pair = synthesize("3.14159 * r * r", "3.14159 * r * 2", "area", ["test_area"])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert "pytest.approx(" in result.test_source
     assert result.n_tests == 5  # the default max_tests; many inputs separate r*r from r*2
 
 
 def test_async_function(synthesize, separates):
     result, pair = synthesize("return x * factor", "return x + factor", "scaled", ["test_scaled"], max_tests=2)
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert result.n_tests == 2
     assert "import asyncio" in result.test_source and "asyncio.run(scaled(" in result.test_source
 
@@ -260,18 +239,18 @@ def test_equivalent_change_finds_nothing(synthesize):
 
 
 def test_nondeterministic_results_are_never_asserted(synthesize, separates):
-    result, _ = synthesize("return random.random() + x", "return random.random() + x + 1", "noisy", ["test_noisy"])
+    result, _ = synthesize("return time.perf_counter() + x", "return time.perf_counter() + x + 1", "noisy", ["test_noisy"])
     assert not result.found and result.reason == NoOracle.NO_DISTINGUISHING_INPUT
     result, pair = synthesize("self.balance += amount", "self.balance = amount", "Account.deposit", ["test_account"])
-    separates(result, pair)
-    assert "result" not in result.test_source and "random" not in result.test_source
-    assert all(d.facets == ["attr:balance"] for d in result.distinguishing)
+    separates(result, pair, TEST_PATH)
+    assert "result" not in result.test_source and "perf_counter" not in result.test_source
+    assert all(d.facets == ["self.attr:balance"] for d in result.distinguishing)
     assert "account = Account('ann', balance=1)" in result.test_source  # a perturbed constructor argument
 
 
 def test_inputs_are_generated_from_annotations_without_covering_tests(synthesize, separates):
     result, pair = synthesize("return max(x, 0)", "return max(x, 1)", "clamp", [])
-    separates(result, pair)
+    separates(result, pair, TEST_PATH)
     assert result.harvested == 0
     assert {d.origin for d in result.distinguishing} == {Origin.GENERATED}
 
@@ -288,44 +267,3 @@ def test_a_target_that_cannot_be_imported_is_a_probe_failure(synthesize):
     result, _ = synthesize("return x * 2", "return x * 3", "nowhere", ["test_double"])
     assert not result.found and result.reason == NoOracle.PROBE_FAILED
     assert "nowhere" in (result.detail or "")
-
-
-# ------------------------------------------------------------------------------ judging, unit level
-
-
-def returns(value: Value, **state: Value) -> Outcome:
-    return Outcome(kind="return", value=value, self_after=state or None)
-
-
-def raises(qualname: str, message: str = "") -> Outcome:
-    return Outcome(kind="raise", exc_module="builtins", exc_qualname=qualname, exc_importable=True, message=message)
-
-
-def test_judge_keeps_only_facets_stable_across_runs_of_a():
-    one, two = Value(t="int", v=1), Value(t="int", v=2)
-    noise = [float_value(0.25), float_value(0.75)]
-    verdict = judge(returns(noise[0], n=one), returns(noise[1], n=one), returns(noise[0], n=two))
-    assert verdict.stable == ["attr:n"] and verdict.differing == ["attr:n"]
-    assert judge(returns(noise[0]), returns(noise[1]), returns(float_value(9.0))).differing == []
-    assert judge(returns(one), raises("ValueError"), returns(two)).differing == []
-    assert judge(returns(one), returns(one), Outcome(kind="timeout")).differing == []
-
-
-def test_judge_and_case_for_exceptions():
-    same_type = judge(raises("ValueError", "low"), raises("ValueError", "low"), raises("ValueError", "high"))
-    assert same_type.differing == ["raise.message"]
-    case = make_case(CallSpec(), raises("ValueError", "low"), raises("ValueError", "high"), same_type)
-    assert case.match_message and not case.exact_type
-    other_type = judge(raises("KeyError"), raises("KeyError"), raises("LookupError"))
-    case = make_case(CallSpec(), raises("KeyError"), raises("LookupError"), other_type)
-    assert other_type.differing == ["raise.type"] and case.exact_type and not case.match_message
-    returned = judge(raises("KeyError"), raises("KeyError"), returns(Value(t="none")))
-    assert returned.differing == ["raise.message", "raise.type"]
-    assert not make_case(CallSpec(), raises("KeyError"), returns(Value(t="none")), returned).exact_type
-
-
-def test_case_tolerance_is_tight_only_when_the_versions_are_close():
-    a, far, near = float_value(1.0), float_value(1.5), float_value(1.0 + 1e-7)
-    for b, rel in ((far, None), (near, 1e-12)):
-        verdict = judge(returns(a), returns(a), returns(b))
-        assert make_case(CallSpec(), returns(a), returns(b), verdict).approx_rel == rel

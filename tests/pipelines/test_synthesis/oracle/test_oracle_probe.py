@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.pipelines.test_synthesis.oracle.differential import PROBE_PATH
+from repo2rlenv.pipelines.test_synthesis.oracle.differential import PROBE_PATH, probe_sources
 from repo2rlenv.pipelines.test_synthesis.oracle.records import CheckReport, HarvestReport, ReplayReport
 from repo2rlenv.pipelines.test_synthesis.oracle.values import Imports, render
 
@@ -17,6 +17,7 @@ SHOP = {
         import asyncio
         import enum
         import random
+        import time
         from dataclasses import dataclass, field
 
 
@@ -93,6 +94,10 @@ SHOP = {
             return random.random()
 
 
+        def clock():
+            return time.perf_counter()
+
+
         FREE_OVER = 50.0
         ZONES = {"eu": 1.5, "world": 2.5}
 
@@ -134,6 +139,8 @@ SHOP = {
 
         def test_unrecreatable():
             assert apply(lambda v: v * 2, 3) == 6
+            k = 2
+            assert apply(lambda v: v * k, 3) == 6  # a closure
 
 
         def test_ship():
@@ -156,12 +163,19 @@ def shop_runner(make_pair, runner_for):
 
 def run_probe(runner, variant: str, mode: str, spec: dict) -> dict:
     argv = ["{scratch}/probe.py", mode, "--spec", "{scratch}/spec.json", "--out", "{scratch}/out.json"]
-    return json.loads(runner(variant, argv, {"probe.py": PROBE_PATH.read_text(), "spec.json": json.dumps(spec)}))
+    files = probe_sources() if mode != "check" else {"probe.py": PROBE_PATH.read_text()}  # check needs no sibling
+    return json.loads(runner(variant, argv, {**files, "spec.json": json.dumps(spec)}))
 
 
 def harvest(runner, qualname: str, tests: list[str]) -> HarvestReport:
     spec = {"target_file": "shop/model.py", "module": "shop.model", "qualname": qualname, "tests": tests}
     return HarvestReport.model_validate(run_probe(runner, "A", "harvest", spec))
+
+
+def calls_of(report: HarvestReport) -> list:
+    """The recorded calls of the report's only entry (the target itself)."""
+    assert [e.qualname for e in report.entries] == [report.entries[0].qualname]
+    return report.entries[0].calls
 
 
 def replay(runner, variant: str, qualname: str, calls: list[dict], **extra) -> ReplayReport:
@@ -179,11 +193,11 @@ def shown_call(call) -> str:
 def test_harvest_records_calls_with_keywords_dataclasses_and_enums(shop_runner):
     report = harvest(shop_runner, "price_of", ["tests/test_model.py::test_price"])
     assert report.error is None and report.tests_exit_code == 0
-    assert [shown_call(r.call) for r in report.calls] == [
+    assert [shown_call(r.call) for r in calls_of(report)] == [
         "(Item(sku='a', price=2.5, tags=['x']), qty=2)",
         "(Item(sku='a', price=2.5, tags=['x']), size=Size.LARGE)",
     ]
-    assert report.calls[0].types == {"item": "shop.model.Item", "qty": "builtins.int", "size": "shop.model.Size"}
+    assert calls_of(report)[0].types == {"item": "shop.model.Item", "qty": "builtins.int", "size": "shop.model.Size"}
     target = report.target
     assert target is not None and target.kind == "function" and target.returns == "float"
     assert [(p.name, p.kind.value, p.annotation) for p in target.params] == [
@@ -196,7 +210,7 @@ def test_harvest_records_calls_with_keywords_dataclasses_and_enums(shop_runner):
 
 def test_harvest_records_methods_with_their_constructor_call(shop_runner):
     report = harvest(shop_runner, "Cart.add", ["tests/test_model.py::test_cart"])
-    assert [shown_call(r.call) for r in report.calls] == [
+    assert [shown_call(r.call) for r in calls_of(report)] == [
         "Cart('ann', currency='USD').('x')",
         "Cart('ann', currency='USD').('y', qty=3)",
         "Cart('bob').('z')",
@@ -205,29 +219,29 @@ def test_harvest_records_methods_with_their_constructor_call(shop_runner):
     assert [p.name for p in report.target.init_params or []] == ["owner", "currency"]
     statics = harvest(shop_runner, "Cart.tax", ["tests/test_model.py::test_cart"])
     assert statics.target is not None and statics.target.kind == "staticmethod"
-    assert [shown_call(r.call) for r in statics.calls] == ["(10.0)"]
+    assert [shown_call(r.call) for r in calls_of(statics)] == ["(10.0)"]
 
 
 def test_harvest_leaves_out_defaults_and_reports_named_constants(shop_runner):
     report = harvest(shop_runner, "ship", ["tests/test_model.py::test_ship"])
     # The default Table() instance cannot be re-created, but a call that does not pass it needs not.
-    assert [shown_call(r.call) for r in report.calls] == ["(2.0)", "(30.0, zone='world')"]
+    assert [shown_call(r.call) for r in calls_of(report)] == ["(2.0)", "(30.0, zone='world')"]
     assert report.target is not None
     assert [render(c, Imports()) for c in report.target.constants] == ["50.0", "'eu'", "'world'", "1.5", "2.5"]
 
 
-def test_harvest_skips_calls_it_cannot_recreate(shop_runner):
+def test_harvest_records_lambdas_by_source_and_skips_closures(shop_runner):
     report = harvest(shop_runner, "apply", ["tests/test_model.py::test_unrecreatable"])
-    assert report.calls == []
-    assert report.skipped == 1
+    assert [shown_call(r.call) for r in calls_of(report)] == ["((lambda v: v * 2), 3)"]
+    assert report.skipped == {"lambda": 1}
 
 
 def test_harvest_records_coroutines_and_generators_once_per_call(shop_runner):
     later = harvest(shop_runner, "later", ["tests/test_model.py::test_async_and_generator"])
-    assert [shown_call(r.call) for r in later.calls] == ["(1)"]
+    assert [shown_call(r.call) for r in calls_of(later)] == ["(1)"]
     assert later.target is not None and later.target.is_async
     gen = harvest(shop_runner, "count_up", ["tests/test_model.py::test_async_and_generator"])
-    assert [shown_call(r.call) for r in gen.calls] == ["(3)"]
+    assert [shown_call(r.call) for r in calls_of(gen)] == ["(3)"]
     assert gen.target is not None and gen.target.is_generator
 
 
@@ -243,8 +257,8 @@ def test_replay_records_returns_state_and_differences(shop_runner):
     on_b = replay(shop_runner, "B", "Cart.add", calls).outcomes[0]
     assert on_a.kind == "return" and on_a.value is not None and on_a.value.v == 1
     assert on_b.value is not None and on_b.value.v == 2
-    assert on_a.self_after is not None and sorted(on_a.self_after) == ["currency", "lines", "owner"]
-    assert render(on_a.self_after["lines"], Imports()) == "[('x', 1)]"
+    assert on_a.state is not None and sorted(on_a.state) == ["self.attr:currency", "self.attr:lines", "self.attr:owner"]
+    assert render(on_a.state["self.attr:lines"], Imports()) == "[('x', 1)]"
 
 
 def test_replay_outcomes_for_raises_timeouts_async_generators_and_mutation(shop_runner):
@@ -271,18 +285,20 @@ def test_replay_outcomes_for_raises_timeouts_async_generators_and_mutation(shop_
     assert results["later"][0].awaited and results["later"][0].value.v == 6
     assert results["count_up"][0].listed and render(results["count_up"][0].value, Imports()) == "[0, 1, 2, 3, 4]"
     mutated = results["sort_in_place"][0]
-    assert mutated.value.t == "none" and render(mutated.args_after["0"], Imports()) == "[1, 2]"
+    assert mutated.value.t == "none" and render(mutated.state["arg:0"], Imports()) == "[1, 2]"
     first, second = results["stamp"]
     assert first.value.t == "opaque" and first.value == second.value  # no memory address in the hash
     assert results["bad_receiver"][0].kind == "error" and "TypeError" in (results["bad_receiver"][0].message or "")
 
 
-def test_replay_is_deterministic_except_for_real_randomness(shop_runner):
+def test_replay_seeds_random_and_marks_the_calls_that_draw_from_it(shop_runner):
     calls = [{"receiver": None, "args": [], "kwargs": {}}]
-    first = replay(shop_runner, "A", "roll", calls).outcomes[0]
-    second = replay(shop_runner, "A", "roll", calls).outcomes[0]
-    assert first.kind == second.kind == "return"
-    assert first.value != second.value
+    first, second = (replay(shop_runner, "A", "roll", calls).outcomes[0] for _ in range(2))
+    assert first.kind == second.kind == "return" and first.seeded and second.seeded
+    assert first.value == second.value
+    assert not replay(shop_runner, "A", "price_of", [{"receiver": None, "args": [{"t": "int", "v": 1}], "kwargs": {}}]).outcomes[0].seeded
+    timed = [replay(shop_runner, "A", "clock", calls).outcomes[0] for _ in range(2)]
+    assert timed[0].value != timed[1].value and not timed[0].seeded  # other nondeterminism stays
 
 
 def test_check_reports_each_test(shop_runner, tmp_path: Path):

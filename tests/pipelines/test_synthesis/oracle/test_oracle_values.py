@@ -7,9 +7,9 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
+import probe_values as probe  # the probe's own module (see conftest)
 import pytest
 
-from repo2rlenv.pipelines.test_synthesis.oracle import probe
 from repo2rlenv.pipelines.test_synthesis.oracle.values import (
     Approx,
     Imports,
@@ -239,3 +239,72 @@ def test_imports_alias_clashing_names_and_group_stdlib_first():
         "from shop.b import Item as Item_2",
         "from shop.c import result as result_2",
     ]
+
+
+# ------------------------------------------------------------------- inputs: iterators, callables, range
+
+
+def input_spec(obj: object) -> Value:
+    raw = probe.Encoder().encode(obj)
+    assert raw is not None, f"{obj!r} should be re-creatable as an input"
+    return Value.model_validate(raw)
+
+
+@pytest.mark.parametrize(
+    ("make", "source"),
+    [
+        (lambda: iter([1, 2]), "iter([1, 2])"),
+        (lambda: iter("ab"), "iter(['a', 'b'])"),
+        (lambda: reversed([1, 2, 3]), "iter([3, 2, 1])"),
+        (lambda: iter(range(3)), "iter([0, 1, 2])"),
+        (lambda: range(1, 9, 2), "range(1, 9, 2)"),
+        (lambda: len, "len"),
+        (lambda: str.lower, "str.lower"),
+        (lambda: math.floor, "floor"),
+        (lambda: dict.fromkeys, "dict.fromkeys"),
+    ],
+)
+def test_inputs_render_as_a_test_would_write_them(make, source):
+    value = input_spec(make())
+    imports = Imports()
+    assert render(value, imports) == source
+    assert value.t is not ValueKind.OPAQUE and is_concrete(value)
+
+
+def test_an_iterator_input_is_read_without_being_consumed():
+    it = iter([1, 2, 3])
+    next(it)
+    assert render(input_spec(it), Imports()) == "iter([2, 3])"
+    assert list(it) == [2, 3]
+
+
+def test_iterators_lambdas_and_generators_are_not_outputs():
+    assert probe.Encoder(for_output=True).encode(iter([1])) is None
+    assert probe.Encoder(for_output=True).encode(lambda x: x) is None
+    assert probe.Encoder().encode(x for x in [1]) is None
+
+
+def test_callables_compare_by_name_and_iterators_by_items():
+    assert same(input_spec(len), input_spec(len)) and not same(input_spec(len), input_spec(abs))
+    assert same(input_spec(iter([1])), input_spec(iter([1]))) and not same(input_spec(iter([1])), input_spec(iter([2])))
+    one = Value(t="lambda", v="lambda x: m.f(x)", names={"m": "pkg.m"})
+    assert same(one, one) and not same(one, one.model_copy(update={"names": {"m": "pkg.other"}}))
+
+
+def test_a_lambda_binds_the_exact_names_its_source_uses():
+    imports = Imports()
+    value = Value(t="lambda", v="lambda x: mi.first(x) + floor(x)", names={"mi": "more_itertools", "floor": "math:floor"})
+    assert render(value, imports) == "(lambda x: mi.first(x) + floor(x))"
+    assert imports.lines() == ["from math import floor", "", "import more_itertools as mi"]
+    clash = Imports()
+    clash.name_for("other", "mi")
+    with pytest.raises(ValueError, match="mi"):
+        render(value, clash)
+
+
+def test_lazy_builtins_are_written_from_their_function_and_iterators():
+    lazy = map(str, [1, 2])
+    assert render(input_spec(lazy), Imports()) == "map(str, iter([1, 2]))"
+    assert list(lazy) == ["1", "2"]  # untouched
+    assert render(input_spec(zip("ab", [1, 2])), Imports()) == "zip(iter(['a', 'b']), iter([1, 2]))"
+    assert probe.Encoder().encode(filter(lambda x: x, (i for i in [1]))) is None  # a generator inside

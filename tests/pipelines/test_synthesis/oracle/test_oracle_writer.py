@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import textwrap
 
+import probe_values as probe  # the probe's own module (see conftest)
 import pytest
 
-from repo2rlenv.pipelines.test_synthesis.oracle import probe
-from repo2rlenv.pipelines.test_synthesis.oracle.records import CallSpec, Outcome, ParamInfo, TargetInfo
+from repo2rlenv.pipelines.test_synthesis.oracle.records import CallSpec, Outcome, ParamInfo, Step, TargetInfo
 from repo2rlenv.pipelines.test_synthesis.oracle.values import Value
 from repo2rlenv.pipelines.test_synthesis.oracle.writer import (
     TargetRef,
@@ -144,8 +144,8 @@ def test_pytest_is_imported_only_when_used(wmod):
 
 
 def test_mutated_argument_is_bound_and_asserted(wmod):
-    outcome = ret(None, args_after={"0": v([1, 2, 3])})
-    case = TestCase(call=CallSpec(args=[v([3, 1, 2])]), expected=outcome, assert_return=False, args=["0"])
+    outcome = ret(None, state={"arg:0": v([1, 2, 3])})
+    case = TestCase(call=CallSpec(args=[v([3, 1, 2])]), expected=outcome, assert_return=False, facets=["arg:0"])
     written = write_test_file(target("normalize", params=("values",)), [case])
     assert "    values = [3, 1, 2]\n    normalize(values)\n    assert values == [1, 2, 3]\n" in written.source
     assert run_tests(written.source) == ["test_normalize_1"]
@@ -167,8 +167,8 @@ def test_async_and_generator_calls(wmod):
 
 def test_method_builds_the_receiver_and_asserts_listed_attributes(wmod):
     receiver = Value(t="object", module="wmod", qualname="LineItem", args=[v("ab")], kw={"qty": v(2)})
-    outcome = ret(5, self_after={"qty": v(5), "sku": v("ab")})
-    case = TestCase(call=CallSpec(receiver=receiver, args=[v(3)]), expected=outcome, attrs=["qty"])
+    outcome = ret(5, state={"self.attr:qty": v(5), "self.attr:sku": v("ab")})
+    case = TestCase(call=CallSpec(receiver=receiver, args=[v(3)]), expected=outcome, facets=["self.attr:qty"])
     written = write_test_file(target("LineItem.bump", kind="method", params=("by",), owner="LineItem"), [case])
     body = written.source.split("def test_line_item_bump_1():\n")[1]
     assert body == (
@@ -222,8 +222,8 @@ def test_source_never_mentions_where_expectations_came_from(wmod):
 
 def test_locals_do_not_shadow_imports(wmod):
     receiver = Value(t="object", module="wmod", qualname="LineItem", args=[v("ab")], kw={})
-    outcome = ret(None, args_after={"0": v([1])})
-    case = TestCase(call=CallSpec(receiver=receiver, args=[v([2])]), expected=outcome, assert_return=False, args=["0"])
+    outcome = ret(None, state={"arg:0": v([1])})
+    case = TestCase(call=CallSpec(receiver=receiver, args=[v([2])]), expected=outcome, assert_return=False, facets=["arg:0"])
     info = TargetInfo(kind="method", owner="LineItem", params=[ParamInfo(name="LineItem", kind="positional_or_keyword")])
     written = write_test_file(TargetRef(module="wmod", qualname="LineItem.bump", info=info), [case])
     assert "LineItem_value = [2]" in written.source
@@ -244,3 +244,126 @@ def test_regex_literal_matches_the_message_itself(message):
     pattern = eval(literal)
     assert re.search(pattern, message)
     assert not re.search(pattern, message[:-1] + "#")
+
+
+# ------------------------------------------------------------------------- stateful receivers, iterators
+
+STATEFUL = """
+    class Clock:
+        def __init__(self):
+            self.now = 0
+
+        def tick(self):
+            self.now += 1
+
+    class Store:
+        def __init__(self, clock, limit=2):
+            self.clock = clock
+            self.limit = limit
+            self._data = {}
+
+        def __setitem__(self, key, value):
+            self._data[key] = (value, self.clock.now)
+
+        def __getitem__(self, key):
+            return self._data[key][0]
+
+        def __contains__(self, key):
+            return key in self._data
+
+        def __len__(self):
+            return len(self._data)
+
+        def __iter__(self):
+            return iter(self._data)
+
+        def age(self, key):
+            return self.clock.now - self._data[key][1]
+
+        def pop_old(self):
+            old = [k for k, (_, t) in self._data.items() if self.clock.now - t >= self.limit]
+            for k in old:
+                del self._data[k]
+            return old
+
+    def evens():
+        n = 0
+        while True:
+            yield n
+            n += 2
+
+    def double_all(fn, items):
+        return [fn(fn(x)) for x in items]
+"""
+
+
+@pytest.fixture
+def smod(import_source):
+    return import_source("smod", STATEFUL)
+
+
+def step(name: str, *args: object, on: str | None = None, repeat: int = 1) -> Step:
+    return Step(name=name, args=[v(a) for a in args], on=on, repeat=repeat)
+
+
+def test_receiver_is_driven_through_its_steps_with_protocol_spelling_and_handles(smod):
+    clock = Value(t="object", module="smod", qualname="Clock", args=[], kw={})
+    receiver = Value(t="object", module="smod", qualname="Store", args=[clock], kw={})
+    call = CallSpec(
+        receiver=receiver,
+        steps=[step("__setitem__", "a", 1), step("tick", on="arg:0", repeat=2), step("__getitem__", "zz")],
+        args=[v("a")],
+        then=[step("__contains__", "a"), step("pop_old"), step("__getitem__", "a")],
+    )
+    expected = ret(2, step_raises=[None, None, "builtins:KeyError"], state={
+        "then:0": v(True), "then:1": v(["a"]), "then:2.raise": v("builtins:KeyError"), "self.len": v(0),
+    })
+    case = TestCase(call=call, expected=expected, facets=["then:0", "then:1", "then:2.raise", "self.len"])
+    info = TargetInfo(kind="method", owner="Store", params=[ParamInfo(name="key", kind="positional_or_keyword")])
+    written = write_test_file(TargetRef(module="smod", qualname="Store.age", info=info), [case])
+    body = written.source.split("def test_store_age_1():\n")[1]
+    assert body == (
+        "    clock = Clock()\n"
+        "    store = Store(clock)\n"
+        "    store['a'] = 1\n"
+        "    for _ in range(2):\n"
+        "        clock.tick()\n"
+        "    with contextlib.suppress(KeyError):\n"
+        "        store['zz']\n"
+        "    result = store.age('a')\n"
+        "    assert result == 2\n"
+        "    assert ('a' in store) is True\n"
+        "    assert store.pop_old() == ['a']\n"
+        "    with pytest.raises(KeyError):\n"
+        "        store['a']\n"
+        "    assert len(store) == 0\n"
+    )
+    assert run_tests(written.source) == ["test_store_age_1"]
+
+
+def test_endless_iterators_are_asserted_by_their_head_and_callables_by_name(smod):
+    written = write_test_file(
+        TargetRef(module="smod", qualname="evens", info=TargetInfo(kind="function")),
+        [TestCase(call=CallSpec(), expected=ret([0, 2, 4], listed=True, prefix=3))],
+    )
+    assert "assert list(itertools.islice(evens(), 3)) == [0, 2, 4]" in written.source
+    lam = Value(t="lambda", v="lambda x: -x", names={})
+    neg = Value(t="ref", module="operator", qualname="neg")
+    cases = [TestCase(call=CallSpec(args=[f, v([1])]), expected=ret([1])) for f in (lam, neg)]
+    written = write_test_file(TargetRef(module="smod", qualname="double_all", info=TargetInfo(kind="function")), cases)
+    assert "assert double_all((lambda x: -x), [1]) == [1]" in written.source
+    assert "from operator import neg" in written.source and "assert double_all(neg, [1]) == [1]" in written.source
+    assert run_tests(written.source) == ["test_double_all_1", "test_double_all_2"]
+
+
+def test_seeded_calls_seed_first_and_lazy_raises_consume_the_iterator(smod):
+    ref = TargetRef(module="smod", qualname="evens", info=TargetInfo(kind="function"))
+    raised = Outcome(kind="raise", exc_module="builtins", exc_qualname="ValueError", exc_importable=True, listed=True)
+    cases = [
+        TestCase(call=CallSpec(), expected=ret([0, 2], listed=True, prefix=2, seeded=True)),
+        TestCase(call=CallSpec(), expected=raised, assert_return=False),
+    ]
+    source = write_test_file(ref, cases).source
+    assert "def test_evens_1():\n    random.seed(0)\n    assert list(itertools.islice(evens(), 2)) == [0, 2]\n" in source
+    assert "    with pytest.raises(ValueError):\n        list(evens())\n" in source
+    assert source.count("random.seed") == 1 and "import random\n" in source

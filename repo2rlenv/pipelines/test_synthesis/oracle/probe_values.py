@@ -1,0 +1,340 @@
+"""Value specs inside the sandbox: turn Python values into JSON that re-creates them, and back.
+
+Part of the probe (see ``probe.py``): standalone, stdlib only, Python >= 3.8 syntax, imported by the
+probe's modes as a sibling file (names and lambdas: ``probe_names.py``). The host reads the same JSON with
+``oracle.values.Value``.
+
+Inputs may be anything a test can write: literals, containers, dataclasses, named tuples, enum members,
+objects re-created by calling their class, ``range``, built-in iterators over a sequence (re-created as
+``iter([...])`` from their ``__reduce__``, which does not consume them), functions/classes/builtins by
+importable name, and lambdas whose source can be read and that use only builtins and importable names.
+Outputs are compared by value, so only by-value kinds are written for them; anything else is `opaque`.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import datetime
+import decimal
+import enum
+import fractions
+import hashlib
+import inspect
+import itertools
+import re
+import types
+
+from probe_names import (
+    SourceFiles,
+    canonical,
+    importable_helper,
+    lambda_namespace,
+    lambda_spec,
+    public_name,
+    resolve,
+    type_name,
+)
+
+# Bounds on what one value spec may hold: bigger values are not worth asserting in a readable test.
+MAX_DEPTH = 5
+MAX_ITEMS = 64
+MAX_NODES = 2000
+MAX_TEXT = 2000
+
+# Stdlib value types re-created by calling the class: value -> (positional args, keyword args).
+# Zero-valued trailing parts are left out so the rendered call reads like hand-written code.
+STDLIB_VALUES = {
+    decimal.Decimal: lambda v: ([str(v)], {}),
+    fractions.Fraction: lambda v: ([v.numerator, v.denominator], {}),
+    datetime.date: lambda v: ([v.year, v.month, v.day], {}),
+    datetime.datetime: lambda v: (
+        [v.year, v.month, v.day],
+        {k: getattr(v, k) for k in ("hour", "minute", "second", "microsecond") if getattr(v, k)},
+    ),
+    datetime.time: lambda v: ([], {k: getattr(v, k) for k in ("hour", "minute", "second", "microsecond") if getattr(v, k)}),
+    datetime.timedelta: lambda v: ([], {k: getattr(v, k) for k in ("days", "seconds", "microseconds") if getattr(v, k)}),
+}
+# Built-in iterators whose __reduce__ gives (iter or reversed, (sequence,)[, index]) without consuming them.
+SEQUENCE_ITERATORS = frozenset(
+    type(it)
+    for it in (
+        iter([]), iter(()), iter(""), iter("\xe9"), iter(b""), iter(bytearray()), iter(range(0)),
+        iter(range(2 ** 70)), iter(set()), iter({}), iter({}.values()), iter({}.items()), reversed([]),
+    )
+)
+# Lazy builtins re-created from their function and iterators: map(f, iter([...])).
+LAZY_BUILTINS = (map, filter, zip)
+# Callables a test can name: functions, classes, builtins and the descriptors of builtin types (str.lower).
+NAMED_CALLABLES = (
+    types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType, type,
+)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+class Unrecreatable(Exception):
+    """A value that cannot be written as a spec here (or a spec that cannot be turned back into a value)."""
+
+
+# ---------------------------------------------------------------------------------------- encoding
+
+
+class Encoder:
+    """Turns Python values into value specs (None when a value cannot be re-created).
+
+    ``constructors`` maps id(instance) to the recorded ``__init__`` arguments of instances created
+    during harvest; such instances are re-created by calling their class again. Outputs
+    (``for_output``) never use them, nor iterators or callables: those do not compare by value.
+    ``failed`` names the innermost type that could not be written, after `encode` returned None.
+    """
+
+    def __init__(self, constructors=None, for_output=False, allow_import=True, sources=None):
+        self.constructors = constructors if constructors is not None else {}
+        self.for_output = for_output
+        self.allow_import = allow_import
+        self.sources = sources if sources is not None else SourceFiles()
+        self.nodes = 0
+        self.failed = None
+
+    def encode(self, obj):
+        self.nodes = 0
+        self.failed = None
+        try:
+            spec = self._enc(obj, 0)
+        except Exception:
+            spec = None
+        if spec is None and self.failed is None:
+            self.failed = type_name(obj)
+        return spec
+
+    def _fail(self, obj, why=None):
+        if self.failed is None:
+            self.failed = why or type_name(obj)
+        return None
+
+    def _class_ok(self, cls):
+        return importable_helper(cls, self.allow_import)
+
+    def module_of(self, cls):
+        """Where a test imports the class from: the package re-exporting it, if one does."""
+        where = public_name(cls, self.allow_import)
+        return where[0] if where is not None else cls.__module__
+
+    def _enc(self, obj, depth):
+        self.nodes += 1
+        if self.nodes > MAX_NODES or depth > MAX_DEPTH:
+            return self._fail(obj, "too large")
+        cls = type(obj)
+        if obj is None:
+            return {"t": "none"}
+        if cls is bool:
+            return {"t": "bool", "v": obj}
+        if cls is int:
+            return {"t": "int", "v": obj}
+        if cls is float:
+            return {"t": "float", "v": repr(obj)}
+        if cls is str:
+            return {"t": "str", "v": obj} if len(obj) <= MAX_TEXT else self._fail(obj, "too large")
+        if cls is bytes:
+            return {"t": "bytes", "v": obj.hex()} if len(obj) <= MAX_TEXT else self._fail(obj, "too large")
+        if cls in (list, tuple, set, frozenset):
+            return self._enc_items(obj, cls.__name__, depth)
+        if cls is dict:
+            return self._enc_dict(obj, depth)
+        if cls is range:
+            args = [obj.start, obj.stop] + ([obj.step] if obj.step != 1 else [])
+            return {"t": "object", "module": "builtins", "qualname": "range", "args": [{"t": "int", "v": a} for a in args], "kw": {}}
+        if isinstance(obj, enum.Enum):
+            return {"t": "enum", "module": self.module_of(cls), "qualname": cls.__qualname__, "v": obj.name} if self._class_ok(cls) else self._fail(obj)
+        if isinstance(obj, tuple) and hasattr(cls, "_fields"):
+            return self._enc_fields("namedtuple", obj, list(cls._fields), depth)
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            if self.for_output and not cls.__dataclass_params__.eq:
+                return self._fail(obj)
+            names = [f.name for f in dataclasses.fields(obj) if f.init]
+            return self._enc_fields("dataclass", obj, names, depth)
+        if cls in STDLIB_VALUES and not getattr(obj, "tzinfo", None):
+            args, kw = STDLIB_VALUES[cls](obj)
+            return self._object(cls, args, kw, depth)
+        if isinstance(obj, NAMED_CALLABLES) or inspect.ismethod(obj):
+            return self._enc_callable(obj)
+        if self.for_output:
+            return self._fail(obj)
+        if cls in SEQUENCE_ITERATORS:
+            return self._enc_iterator(obj, depth)
+        if cls in LAZY_BUILTINS:
+            return self._enc_lazy(obj, depth)
+        return self._enc_constructed(obj, depth)
+
+    def _enc_lazy(self, obj, depth):
+        """``map(f, it)``, ``filter(f, it)``, ``zip(a, b)`` by their ``__reduce__`` (which consumes nothing)."""
+        reduced = obj.__reduce__()
+        if len(reduced) != 2 or reduced[0] is not type(obj):
+            return self._fail(obj)  # zip(..., strict=True) keeps extra state
+        args = [self._enc(x, depth + 1) for x in reduced[1]]
+        if any(x is None for x in args):
+            return None
+        return {"t": "object", "module": "builtins", "qualname": type(obj).__name__, "args": args, "kw": {}}
+
+    def _enc_items(self, obj, tag, depth):
+        if len(obj) > MAX_ITEMS:
+            return self._fail(obj, "too large")
+        items = [self._enc(x, depth + 1) for x in obj]
+        if any(x is None for x in items):
+            return None
+        if tag in ("set", "frozenset"):
+            # Set iteration order depends on hashing; sort for a stable spec.
+            items.sort(key=canonical)
+        return {"t": tag, "items": items}
+
+    def _enc_dict(self, obj, depth):
+        if len(obj) > MAX_ITEMS:
+            return self._fail(obj, "too large")
+        pairs = []
+        for key, value in obj.items():
+            k, v = self._enc(key, depth + 1), self._enc(value, depth + 1)
+            if k is None or v is None:
+                return None
+            pairs.append([k, v])
+        return {"t": "dict", "pairs": pairs}
+
+    def _enc_fields(self, tag, obj, names, depth):
+        cls = type(obj)
+        if not self._class_ok(cls):
+            return self._fail(obj)
+        fields = {}
+        for name in names:
+            spec = self._enc(getattr(obj, name), depth + 1)
+            if spec is None:
+                return None
+            fields[name] = spec
+        return {"t": tag, "module": self.module_of(cls), "qualname": cls.__qualname__, "fields": fields}
+
+    def _object(self, cls, args, kw, depth):
+        if not self._class_ok(cls):
+            return self._fail(cls)
+        a = [self._enc(x, depth + 1) for x in args]
+        k = {name: self._enc(x, depth + 1) for name, x in kw.items()}
+        if any(x is None for x in a) or any(x is None for x in k.values()):
+            return None
+        return {"t": "object", "module": self.module_of(cls), "qualname": cls.__qualname__, "args": a, "kw": k}
+
+    def _enc_callable(self, obj):
+        if isinstance(obj, types.FunctionType) and obj.__name__ == "<lambda>":
+            if self.for_output:
+                return self._fail(obj)
+            spec = lambda_spec(obj, self.sources, self.allow_import)
+            return spec if spec is not None else self._fail(obj, "lambda")
+        where = public_name(obj, self.allow_import)
+        if where is None:
+            return self._fail(obj, "function" if isinstance(obj, types.FunctionType) else None)
+        return {"t": "ref", "module": where[0], "qualname": where[1]}
+
+    def _enc_iterator(self, obj, depth):
+        reduced = obj.__reduce__()
+        maker, args = reduced[0], reduced[1]
+        index = reduced[2] if len(reduced) > 2 else 0
+        if maker not in (iter, reversed) or len(args) != 1 or not isinstance(index, int):
+            return self._fail(obj)
+        seq = args[0]
+        if maker is reversed:
+            if index + 1 > MAX_ITEMS:
+                return self._fail(obj, "too large")
+            items = list(seq[: index + 1])[::-1]
+        else:
+            if len(seq) - index > MAX_ITEMS:
+                return self._fail(obj, "too large")
+            items = list(seq[index:]) if not isinstance(seq, (set, frozenset, dict)) else list(seq)
+        specs = [self._enc(x, depth + 1) for x in items]
+        if any(x is None for x in specs):
+            return None
+        return {"t": "iter", "items": specs}
+
+    def _enc_constructed(self, obj, depth):
+        record = self.constructors.get(id(obj))
+        if record is not None and record[0]() is obj:
+            return record[1]
+        cls = type(obj)
+        # A class without its own constructor and without state is re-created by a bare call.
+        if cls.__init__ is object.__init__ and not getattr(obj, "__dict__", True) and not hasattr(cls, "__slots__"):
+            return self._object(cls, [], {}, depth)
+        return self._fail(obj)
+
+
+def safe_str(exc):
+    """``str(exc)`` without memory addresses, bounded, never raising."""
+    try:
+        return _ADDRESS.sub("", str(exc))[:MAX_TEXT]
+    except Exception:
+        return "<unprintable>"
+
+
+def opaque(obj):
+    """A comparable stand-in for a value that cannot be re-created (memory addresses removed)."""
+    try:
+        text = _ADDRESS.sub("", repr(obj))
+    except Exception:
+        text = "<unrepresentable>"
+    return {"t": "opaque", "type": type_name(obj), "v": hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]}
+
+
+def encode_output(obj):
+    spec = Encoder(for_output=True).encode(obj)
+    return spec if spec is not None else opaque(obj)
+
+
+def is_iterator(obj):
+    """An object that yields items when iterated and is consumed by it (generators, map, custom iterators)."""
+    return isinstance(obj, collections.abc.Iterator) and not isinstance(obj, (str, bytes))
+
+
+def take(iterator, limit):
+    """The first ``limit`` items and whether the iterator had more."""
+    items = list(itertools.islice(iterator, limit + 1))
+    return items[:limit], len(items) > limit
+
+
+def remaining(iterator):
+    """What is left in a built-in sequence iterator, read without consuming it (None for other iterators)."""
+    if type(iterator) not in SEQUENCE_ITERATORS:
+        return None
+    spec = Encoder().encode(iterator)
+    if spec is None:
+        return None
+    return encode_output([decode(item) for item in spec["items"]])
+
+
+# ---------------------------------------------------------------------------------------- decoding
+
+
+def decode(spec):
+    tag = spec["t"]
+    if tag == "none":
+        return None
+    if tag in ("bool", "int", "str"):
+        return spec["v"]
+    if tag == "float":
+        return float(spec["v"])
+    if tag == "bytes":
+        return bytes.fromhex(spec["v"])
+    if tag in ("list", "tuple", "set", "frozenset"):
+        builder = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag]
+        return builder(decode(x) for x in spec["items"])
+    if tag == "iter":
+        return iter([decode(x) for x in spec["items"]])
+    if tag == "dict":
+        return {decode(k): decode(v) for k, v in spec["pairs"]}
+    if tag == "enum":
+        return resolve(spec["module"], spec["qualname"])[spec["v"]]
+    if tag in ("dataclass", "namedtuple"):
+        cls = resolve(spec["module"], spec["qualname"])
+        return cls(**{name: decode(v) for name, v in spec["fields"].items()})
+    if tag == "object":
+        cls = resolve(spec["module"], spec["qualname"])
+        return cls(*[decode(x) for x in spec["args"]], **{k: decode(v) for k, v in spec["kw"].items()})
+    if tag == "ref":
+        return resolve(spec["module"], spec["qualname"])
+    if tag == "lambda":
+        return eval(spec["v"], lambda_namespace(spec.get("names") or {}))  # noqa: S307 - source read from the repo's own tests
+    raise Unrecreatable(tag)
