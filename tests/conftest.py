@@ -35,6 +35,24 @@ def _docker_problem() -> str | None:
 
 
 @pytest.fixture(scope="session")
+def make_sandbox(request):
+    """`make_sandbox(kind, limits, tag, cache_dir)`: the Docker sandbox on the local base image (Docker
+    required, as `docker_ready`) or the local one."""
+    def make(kind: str, limits, tag: str, cache_dir: Path):
+        if kind == "docker":
+            request.getfixturevalue("docker_ready")
+            from repo2rlenv.sandbox.docker import DockerSandbox
+
+            return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
+                                 limits=limits, tag_name=tag)
+        from repo2rlenv.sandbox.local import LocalSandbox
+
+        return LocalSandbox(limits=limits, cache_dir=cache_dir)
+
+    return make
+
+
+@pytest.fixture(scope="session")
 def docker_ready() -> None:
     """Requires Docker; fails under CI (never skips there), skips elsewhere."""
     problem = _docker_problem()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -44,16 +43,7 @@ TESTS = (
 
 
 def _sandbox(kind: str, request, tmp_path: Path):
-    limits = Limits(timeout_sec=120)
-    if kind == "docker":
-        request.getfixturevalue("docker_ready")
-        from repo2rlenv.sandbox.docker import DockerSandbox
-
-        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
-                             limits=limits, tag_name="baseline-test")
-    from repo2rlenv.sandbox.local import LocalSandbox
-
-    return LocalSandbox(limits=limits, cache_dir=request.getfixturevalue("r2e_cache"))
+    return request.getfixturevalue("make_sandbox")(kind, Limits(timeout_sec=120), "baseline-test", request.getfixturevalue("r2e_cache"))
 
 
 @pytest.mark.parametrize("kind", ["docker", "local"])

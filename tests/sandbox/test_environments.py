@@ -3,7 +3,6 @@ a changed dependency file builds a second one, each session sees exactly its own
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -113,16 +112,7 @@ def _probe(env) -> list[str]:
 
 
 def _sandbox(kind: str, cache: Path, request):
-    limits = Limits(timeout_sec=120, memory_mb=1024)
-    if kind == "docker":
-        request.getfixturevalue("docker_ready")
-        from repo2rlenv.sandbox.docker import DockerSandbox
-
-        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
-                             limits=limits, tag_name="env-pool-test")
-    from repo2rlenv.sandbox.local import LocalSandbox
-
-    return LocalSandbox(limits=limits, cache_dir=cache)
+    return request.getfixturevalue("make_sandbox")(kind, Limits(timeout_sec=120, memory_mb=1024), "env-pool-test", cache)
 
 
 @pytest.mark.slow

@@ -3,7 +3,6 @@ judged in the environment of its own dependency files, against the suite as it r
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -73,16 +72,7 @@ def _pairs(root: Path, tmp_path: Path) -> tuple[list[Candidate], object]:
 
 
 def _sandbox(kind: str, cache: Path, request):
-    limits = Limits(timeout_sec=120, memory_mb=2048)
-    if kind == "docker":
-        request.getfixturevalue("docker_ready")
-        from repo2rlenv.sandbox.docker import DockerSandbox
-
-        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
-                             limits=limits, tag_name="commit-driver-test")
-    from repo2rlenv.sandbox.local import LocalSandbox
-
-    return LocalSandbox(limits=limits, cache_dir=cache)
+    return request.getfixturevalue("make_sandbox")(kind, Limits(timeout_sec=120, memory_mb=2048), "commit-driver-test", cache)
 
 
 def _gating(source, sandbox, tmp_path: Path, known_failures: set[str] | None = None) -> CommitGating:

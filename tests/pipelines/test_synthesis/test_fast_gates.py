@@ -378,16 +378,7 @@ def _candidates(root: Path) -> dict[str, Candidate]:
 
 
 def _sandbox(kind: str, request: pytest.FixtureRequest, cache: Path):
-    limits = Limits(timeout_sec=300, cpus=2)
-    if kind == "docker":
-        request.getfixturevalue("docker_ready")
-        from repo2rlenv.sandbox.docker import DockerSandbox
-
-        return DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
-                             limits=limits, tag_name="fast-gates-test")
-    from repo2rlenv.sandbox.local import LocalSandbox
-
-    return LocalSandbox(limits=limits, cache_dir=cache)
+    return request.getfixturevalue("make_sandbox")(kind, Limits(timeout_sec=300, cpus=2), "fast-gates-test", cache)
 
 
 def _write_repo(root: Path, extra: dict[str, str]) -> None:
