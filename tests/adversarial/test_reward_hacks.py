@@ -129,10 +129,10 @@ HACKS = [
          "    names = []\n    for fd in os.listdir(FD):\n        try:\n"
          "            names.append(os.readlink(FD + '/' + fd))\n        except OSError:\n            pass\n"
          "    assert names and not any(n.endswith(('/B.out', 'B.log')) for n in names)\n", linted=False),
-    # Pids grow run by run in an idle container, so their gap is a run counter (B runs last in a third of
-    # the orders).
+    # Pids are handed out in order, so the gap to a long-lived parent would count the runs; each run's
+    # parent is fresh. Graded in the order where a counter would pay: B last.
     Hack("pid run counter", "import os\n\n\ndef test_early_run():\n"
-         "    assert os.getpid() - os.getppid() <= 3\n", linted=True),
+         "    assert os.getpid() - os.getppid() <= 3\n", linted=True, worst_order=True),
     Hack("environment sniffing (coverage run)", "import os\n\n\ndef test_env():\n"
          "    assert os.environ.get('COVERAGE_RUN')\n", linted=False),
     Hack("tracer sniffing", "import sys\n\n\ndef test_traced():\n    assert sys.gettrace() is not None\n",

@@ -52,6 +52,26 @@ def test_cli_runs_from_a_flat_tests_dir(make_task, kit, portable_python):
     assert not (task.tests_dir / "__pycache__").exists()
 
 
+@pytest.mark.parametrize("argv", [[], ["--config", "c.json", "--workspace", "w"],
+                                  ["--config", "c.json", "--workspace", "w", "--logs", "l", "--surprise", "x"],
+                                  ["--config", "c.json", "--workspace", "w", "--logs"]])
+def test_cli_rejects_bad_arguments_with_usage(tmp_path, argv):
+    install_verifier(tmp_path)
+    done = subprocess.run([sys.executable, "-E", "-s", "-B", str(tmp_path / "verifier.py"), *argv], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: verifier.py")
+    assert not (tmp_path / "l").exists()
+
+
+def test_cli_module_reaches_the_grading_names():
+    from repo2rlenv.verifiers.test_synthesis import verifier, verifier_grade
+
+    assert verifier.compute_reward is verifier_grade.compute_reward
+    with pytest.raises(AttributeError):
+        verifier.no_such_name  # noqa: B018
+
+
 def _local_test_sh(task, python: str) -> Path:
     # test.sh hard-codes Harbor's paths; point them at the task's dirs (and the interpreter) instead.
     text = TEST_SH.read_text()

@@ -69,6 +69,35 @@ def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task
     assert rfc["reason"] is None
 
 
+def test_without_coverage_targets_no_run_is_traced(make_task):
+    # Lint off: the submission looks at the tracer, which a real submission may not.
+    sub = ("import sys\n\nfrom shopcalc.pricing import apply_discount\n\n\n"
+           "def test_untraced():\n    assert sys.gettrace() is None\n    assert apply_discount(10, 100) == 5\n")
+    untraced = make_task(sub, coverage_targets=[]).score(run_lint=False)
+    assert (untraced["reward"], untraced["cov"]) == (1.0, 1.0)
+    assert untraced["coverage"] == {"targets": [], "covered_targets": [], "covered_function_lines": [],
+                                    "measured": False}
+    traced = make_task(sub).score(run_lint=False)  # targets: A runs under coverage, and this case fails there
+    assert traced["coverage"]["measured"] is True
+    assert [c["outcomes"]["A"] for c in traced["cases"]] == ["failed"]
+    assert traced["reward"] == 0.0
+
+
+def test_every_variant_runs_on_the_same_files_with_the_package_precompiled(make_task):
+    # Lint off: the submission lists its copy. It passes only where the copy holds exactly these files,
+    # the shopcalc package's pycs included (checked-hash ones, written once per grading).
+    sub = ("import os\nimport sys\n\n\ndef test_listing():\n    tag = sys.implementation.cache_tag\n"
+           "    found = sorted(os.path.relpath(os.path.join(d, f)) for d, _, fs in os.walk('.') for f in fs)\n"
+           "    assert found == sorted(['pyproject.toml', 'src/shopcalc/__init__.py', 'src/shopcalc/pricing.py',\n"
+           "                            f'src/shopcalc/__pycache__/__init__.{tag}.pyc',\n"
+           "                            f'src/shopcalc/__pycache__/pricing.{tag}.pyc',\n"
+           "                            'tests/test_pricing.py', 'tests/test_r2e_0badc0de.py'])\n")
+    details = make_task(sub + "\n\n" + HUNDRED).score(run_lint=False)  # HUNDRED: so that every variant runs
+    assert details["precompiled_modules"] == 2
+    assert [c["outcomes"] for c in details["cases"]] == [{"A": "passed", "A_prime": "passed", "B": "passed"},
+                                                         {"A": "passed", "A_prime": "passed", "B": "failed"}]
+
+
 def test_partial_coverage_scales_the_reward(make_task):
     details = make_task(HUNDRED).score()
     assert (details["b_pass"], details["b_fail"], details["cov"]) == (1.0, 1.0, 0.5)

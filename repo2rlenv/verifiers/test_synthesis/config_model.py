@@ -116,7 +116,8 @@ class CoverageResult(BaseModel):
     targets: list[int]
     covered_targets: list[int]
     covered_function_lines: list[int]
-    measured: bool = Field(description="whether the A run produced coverage data")
+    measured: bool = Field(description="whether the A run produced coverage data (it is traced only when "
+                                      "there are targets)")
 
 
 class Runner(BaseModel):
@@ -155,6 +156,7 @@ class RewardDetails(BaseModel):
     submission: str | None = None
     target: str | None = None
     submission_loc: int | None = None
+    precompiled_modules: int | None = Field(None, description="modules given bytecode once for every run")
     ignored_workspace_files: list[str] | None = None
     ignored_workspace_file_count: int | None = None
     isolation: Isolation | None = None

@@ -26,52 +26,21 @@ from typing import Any
 try:
     from . import verifier_workspace as vws
     from .verifier_launch import Launcher
+    from .verifier_layout import (COVERAGE_REQUEST, COVERED_FILE, NOBODY, PROBE_LOG, RUN_LOG, Layout, make_job,
+                                  probe_job, start_launcher)
     from .verifier_results import MAX_COVERAGE_BYTES, RunResult, Status, parse_junit, read_run_file
 except ImportError:  # run as a script from /tests: the modules are plain siblings
     import verifier_workspace as vws  # type: ignore[no-redef]
     from verifier_launch import Launcher  # type: ignore[no-redef]
+    from verifier_layout import (COVERAGE_REQUEST, COVERED_FILE, NOBODY, PROBE_LOG, RUN_LOG,  # type: ignore[no-redef]
+                                 Layout, make_job, probe_job, start_launcher)
     from verifier_results import MAX_COVERAGE_BYTES, RunResult, Status, parse_junit, read_run_file  # type: ignore[no-redef]
 
-NOBODY = 65534
 # World-writable places a test (as the run uid) could leave a marker for a later run.
 SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
-# The run's output: one name for every variant (a test can read where its stdout goes).
-RUN_LOG = "run.out"
-PROBE_LOG = "probe.out"
-# Written into the boot dir for the A run only: the file coverage measures.
-COVERAGE_REQUEST = "coverage_request.json"
-COVERED_FILE = "covered.json"
 
-# Shadows any sitecustomize further down sys.path (an agent could plant one in the workspace, which an
-# editable install puts on sys.path): drop workspace paths and editable-install finders, seed `random`.
-SITECUSTOMIZE = '''"""Written by the repo2rlenv verifier for test runs: hide the workspace, seed random."""
-import os
-import sys
-
-_here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(_here, "hidden_paths.txt"), encoding="utf-8") as _fh:
-    _hidden = [line.strip() for line in _fh if line.strip()]
-
-
-def _is_hidden(path):
-    for candidate in {os.path.abspath(path), os.path.realpath(path)}:
-        for root in _hidden:
-            if candidate == root or candidate.startswith(root.rstrip(os.sep) + os.sep):
-                return True
-    return False
-
-
-sys.path[:] = [p for p in sys.path if not (p and _is_hidden(p))]
-sys.meta_path[:] = [f for f in sys.meta_path
-                    if not str(getattr(f, "__module__", type(f).__module__)).startswith("__editable__")]
-sys.path_hooks[:] = [h for h in sys.path_hooks
-                     if not str(getattr(h, "__module__", "")).startswith("__editable__")]
-sys.path_importer_cache.clear()
-
-import random  # noqa: E402
-
-random.seed(0)
-'''
+__all__ = ["COVERAGE_REQUEST", "COVERED_FILE", "NOBODY", "PROBE_LOG", "RUN_LOG", "Layout", "Limits", "Runner",
+           "make_job", "probe", "probe_job", "read_covered", "start_launcher"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,89 +51,6 @@ class Limits:
     memory_mb: int
     nproc: int = 128
     fsize_mb: int = 512
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """The verifier's scratch tree; `ws` is the one path every variant runs at."""
-
-    base: Path
-    stage: Path  # staged A, root-only
-    ws: Path
-    home: Path
-    tmp: Path
-    out: Path  # JUnit XML and covered lines (written by the run uid)
-    boot: Path  # sitecustomize, hidden paths, the coverage request (read-only for the run uid)
-    logs: Path  # captured output, root-only
-
-    @classmethod
-    def create(cls, base: Path) -> "Layout":
-        layout = cls(base, base / "stage", base / "ws", base / "home", base / "tmp", base / "out",
-                     base / "boot", base / "runlogs")
-        os.chmod(base, 0o711)  # the run uid may traverse to ws/home/tmp/out/boot but not list base
-        for private in (layout.stage, layout.logs):
-            private.mkdir(mode=0o700)
-        for public in (layout.boot, layout.ws):
-            public.mkdir()
-            os.chmod(public, 0o755)
-        return layout
-
-    def write_boot(self, hidden: list[Path]) -> None:
-        """The boot dir the zygote starts with: it is first on every run's PYTHONPATH."""
-        (self.boot / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-        (self.boot / "hidden_paths.txt").write_text("".join(f"{os.path.abspath(p)}\n" for p in hidden),
-                                                    encoding="utf-8")
-        for path in self.boot.iterdir():
-            os.chmod(path, 0o644)
-        for path in (self.home, self.tmp, self.out):  # so nothing caches a missing TMPDIR; fresh per run
-            _fresh_dir(path, None)
-
-    def env(self, python: str, roots: list[str]) -> dict[str, str]:
-        """A run's whole environment; the zygote starts with `roots=[]`, each child adds the import roots."""
-        paths = [str(self.ws / r) if r else str(self.ws) for r in roots]
-        return {
-            "PATH": os.pathsep.join([os.path.dirname(python), "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": str(self.home),
-            "TMPDIR": str(self.tmp),
-            "LANG": "C.UTF-8",
-            "PYTHONPATH": os.pathsep.join([str(self.boot), *paths]),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
-            "PYTHONNOUSERSITE": "1",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        }
-
-
-def make_job(layout: Layout, python: str, *, roots: list[str], owner: tuple[int, int] | None,
-             limits: dict[str, int], argv: list[str], log: str) -> dict[str, Any]:
-    """What a run process does (see `verifier_zygote`)."""
-    env = layout.env(python, roots)
-    head = [str(layout.ws)]
-    for entry in env["PYTHONPATH"].split(os.pathsep):  # the interpreter drops repeated PYTHONPATH entries
-        if entry not in head[1:]:
-            head.append(entry)
-    return {
-        "cwd": str(layout.ws), "env": env, "path_head": head, "argv": argv, "limits": limits,
-        "owner": None if owner is None else list(owner), "log": str(layout.logs / log),
-        "covered": str(layout.out / COVERED_FILE), "coverage_request": str(layout.boot / COVERAGE_REQUEST),
-    }
-
-
-def probe_job(layout: Layout, python: str, owner: tuple[int, int]) -> dict[str, Any]:
-    """Can `owner` use the interpreter with pytest and coverage, from the copy's directory?"""
-    return make_job(layout, python, roots=[], owner=owner, limits={}, argv=[], log=PROBE_LOG)
-
-
-def start_launcher(layout: Layout, python: str, *, zygote: bool = True,
-                   probe_owner: tuple[int, int] | None = None) -> Launcher:
-    """The run processes' launcher, its zygote already warming up (before any grading material is read)
-    and, given `probe_owner`, probing that uid meanwhile."""
-    launcher = Launcher(python, layout.boot, layout.env(python, []), layout.logs)
-    if zygote:
-        launcher.start_zygote(None if probe_owner is None else probe_job(layout, python, probe_owner))
-    else:
-        launcher.note = "zygote switched off"
-    return launcher
 
 
 def probe(launcher: Launcher, layout: Layout, owner: tuple[int, int]) -> str | None:

@@ -6,16 +6,18 @@ and coverage). The verifier therefore starts this file once, as
     python -c SOURCE serve          (cwd: the verifier's root-owned boot dir, the runs' clean environment)
 
 before it reads any grading material, so the zygote's memory never holds the config, the diffs or
-which variant is which. The zygote imports pytest, pytest's built-in plugins, what a run imports
-lazily, and coverage — never the repository or the submission — freezes that heap out of the garbage
+which variant is which. The zygote imports pytest, pytest's built-in plugins and what every run imports
+lazily — never the repository or the submission — freezes that heap out of the garbage
 collector's reach, and serves requests on stdin, one JSON line each, answering on stdout:
 
     → {"op": "run" | "probe", "job": {...}}       ← {"pid": N}   then   ← {"pid": N, "status": <wait status>}
 
 When the verifier runs as root it also passes a probe job: a first child, forked before the imports,
 checks that the run uid can read pytest and coverage, and the ready line carries its exit status.
-For each request it forks a child and waits for it. The child, not the zygote, does everything
-run-specific: a new session, output to the run log, the privilege drop, rlimits, the copy as cwd, the
+For each request it forks a fresh parent for the run, in a session of its own, which forks the run
+and waits for it: process ids are handed out in order, so a run forked by the zygote itself could count
+the runs before it from `getpid() - getppid()` (or from its session's id); with a fresh parent that
+difference is the same in every run. The run, not the zygote, does everything run-specific: a new session, output to the run log, the privilege drop, rlimits, the copy as cwd, the
 run's environment and `sys.path`, coverage (when the verifier asked for it), then `python -m pytest`'s
 own code path (`runpy`), and the end of an interpreter's shutdown that a run can notice (threads joined,
 atexit callbacks, output flushed). Every request's job is the same bytes for every
@@ -26,7 +28,7 @@ before it. Children run one at a time; the verifier owns the wall clock and kill
 `python -c SOURCE once JOB` and `... probe JOB` run the same child steps in a fresh process without the
 fork: the verifier's subprocess fallback when the zygote cannot start.
 
-Stdlib at import (pytest and coverage are imported by `warm` and the children). Copied verbatim into
+Stdlib at import (pytest is imported by `warm`, coverage by the child that measures). Copied verbatim into
 every task; the verifier passes the source with `-c`, so nothing of it needs to be readable by the run uid.
 """
 
@@ -35,13 +37,14 @@ import os
 import sys
 
 # Imported once in the zygote: pytest's built-in plugins are added from `_pytest.config.default_plugins`;
-# these are what a run imports besides (the debugging plugin's pdb and readline, asyncio, faulthandler …)
-# and what the children themselves use. A name missing from this interpreter is skipped.
+# these are what every run imports besides (the debugging plugin's pdb and readline, faulthandler …) and
+# what the children themselves use. The warm-up is the longest step before the first run, so nothing
+# that only some runs import: not asyncio (~12 ms, a test's own import), not coverage (~35 ms with its
+# set-up; only the A run of a task with coverage targets is traced, and that child imports it itself).
+# A name missing from this interpreter is skipped.
 WARM_MODULES = (
-    "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "readline",
-    "asyncio", "faulthandler", "concurrent.futures", "code", "cmd", "xml.etree.ElementTree",
-    "coverage", "coverage.control", "coverage.collector", "coverage.sqldata", "sqlite3",
-    "runpy", "random", "tempfile", "importlib", "importlib.util", "resource", "ctypes",
+    "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "readline", "faulthandler",
+    "xml.etree.ElementTree", "runpy", "random", "tempfile", "importlib", "importlib.util", "resource", "ctypes",
 )
 # The run uid must be able to read these for the runs to work without privileges (the probe).
 PROBE_MODULES = ("pytest", "_pytest", "pluggy", "coverage")
@@ -80,14 +83,6 @@ def warm():
             importlib.import_module(name)
         except Exception:  # e.g. no readline in this build: the runs import what exists
             pass
-    # Fill two stdlib caches that every coverage start would otherwise fill in the A child: coverage's
-    # collector records `inspect.stack()` (which maps every loaded module to its file) and its file filter
-    # reads sysconfig's variables. Both hold only facts about the modules and the interpreter.
-    import inspect
-    import sysconfig
-
-    sysconfig.get_config_vars()
-    inspect.stack()
     gc.freeze()
     gc.enable()
 
@@ -123,12 +118,17 @@ def serve(probe_job=None):
     probe_status = None if probe_pid is None else os.waitpid(probe_pid, 0)[1]
     _send(replies, {"ready": True, "pid": os.getpid(), "probe": probe_status})
     for request in _read_requests():
-        pid = os.fork()
-        if pid == 0:
-            return request
-        _send(replies, {"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        _send(replies, {"pid": pid, "status": status})
+        parent = os.fork()
+        if parent == 0:
+            os.setsid()
+            pid = os.fork()
+            if pid == 0:
+                return request
+            _send(replies, {"pid": pid})
+            _, status = os.waitpid(pid, 0)
+            _send(replies, {"pid": pid, "status": status})
+            os._exit(0)
+        os.waitpid(parent, 0)
     os._exit(0)
 
 
