@@ -71,12 +71,16 @@ def test_pipeline_contract_docker(name, example_repo, tmp_path, docker_ready, r2
         assert not (task.repo / test_path).exists()
     cands = [Candidate.model_validate_json(line) for line in dataset.candidates.read_text().splitlines()]
     assert {c.task_id for c in cands if c.status == "emitted"} == set(result.emitted)
+    # Candidates are stored with their diff, never B's whole files (a big module made lines of 100s of KB).
+    stored = [dataset.candidates, *(out / ".r2e-state").glob("*.jsonl")]
+    assert len(stored) == 2 and not any('"files_b"' in path.read_text() for path in stored)
     assert all(c.skip_reason for c in cands if c.status == "dropped")
     summary = json.loads(dataset.summary.read_text())
     assert summary["emitted"] == result.emitted
 
-    # A rerun continues: published tasks are kept, none is made twice.
-    again = _generate(example_repo, out, name, "docker", r2e_cache)
+    # A rerun continues: published tasks are kept, none is made twice (with another number of gate
+    # workers too: it changes no decision).
+    again = _generate(example_repo, out, name, "docker", r2e_cache, gate_workers=1)
     assert sorted(again.emitted) == sorted(result.emitted)
     assert again.stages["gated"] == 0, "decisions of the first run are reused, not redone"
     assert again.stages["resumed"] == len(cands)

@@ -193,8 +193,10 @@ class TestSynthesisPipeline:
         done: list[Candidate] = []
         dataset = DatasetPaths(ctx.out_dir)
         existing = set(dataset.task_ids())
+        # Options that cannot change a decision stay out of the key: a rerun with a larger limit, without
+        # validation or with more gate workers (say, on a bigger machine) continues the same journal.
         state_key = journal_key(ctx.source.slug, ctx.commit, self._a_digest,
-                                options.model_dump(exclude={"limit", "validate_tasks"}))
+                                options.model_dump(exclude={"limit", "validate_tasks", "gate_workers"}))
         journal: Journal[Candidate] = Journal(dataset.root / ".r2e-state" / f"{state_key}.jsonl", Candidate,
                                               "candidate_id")
         decided = journal.load()
