@@ -1,6 +1,6 @@
 """Measure how often the differential oracle turns a surviving mutant into a task (issue 5's acceptance).
 
-    python3 scripts/oracle_yield.py DATASET_DIR [--examples 3] [--survivors N] [--reverify K [--max-tasks N]]
+    python3 scripts/oracle_yield.py DATASET_DIR [--examples 3] [--survivors N] [--reverify K [--max-tasks N] [--workers W]]
                                                 [--json OUT]
 
 DATASET_DIR comes from `repo2rlenv generate --pipeline-opt strategy=mutation` with a large `limit` and
@@ -217,29 +217,34 @@ def print_examples(examples: list[Candidate], dataset: DatasetPaths) -> None:
         print("```python\n" + (text or "(no oracle file)").rstrip() + "\n```")
 
 
-def reverify(tasks: list[TaskPaths], runs: int, progress=print) -> list[ReverifyRun]:
-    """Grade each task `runs` times in Docker; the oracle must score 1.0 and an empty submission 0.0."""
+def reverify(tasks: list[TaskPaths], runs: int, progress=print, workers: int = 1) -> list[ReverifyRun]:
+    """Grade each task `runs` times in Docker, `workers` gradings at a time (each in its own containers);
+    the oracle must score 1.0 and an empty submission 0.0."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from repo2rlenv.sandbox.docker import docker_client
     from repo2rlenv.validate import validate_task
 
     client = docker_client()
-    out = []
-    for task in tasks:
-        for i in range(1, runs + 1):
-            start = time.monotonic()
-            try:
-                res = validate_task(task, client=client, check_existing=False)
-                oracle, empty = res.oracle.reward, res.empty.reward
-                problem = "; ".join(res.problems)
-            except Exception as exc:  # a broken run is a finding to report, not a reason to stop
-                oracle = empty = None
-                problem = f"{type(exc).__name__}: {exc}"[:300]
-            run = ReverifyRun(task_id=task.root.name, run=i, oracle_reward=oracle, empty_reward=empty,
-                              duration_sec=round(time.monotonic() - start, 1), problem=problem)
-            progress(f"  {run.task_id} run {i}: oracle {oracle} empty {empty} ({run.duration_sec}s)"
-                     + (f" PROBLEM: {problem}" if problem else ""))
-            out.append(run)
-    return out
+
+    def one(task: TaskPaths, i: int) -> ReverifyRun:
+        start = time.monotonic()
+        try:
+            res = validate_task(task, client=client, check_existing=False)
+            oracle, empty = res.oracle.reward, res.empty.reward
+            problem = "; ".join(res.problems)
+        except Exception as exc:  # a broken run is a finding to report, not a reason to stop
+            oracle = empty = None
+            problem = f"{type(exc).__name__}: {exc}"[:300]
+        run = ReverifyRun(task_id=task.root.name, run=i, oracle_reward=oracle, empty_reward=empty,
+                          duration_sec=round(time.monotonic() - start, 1), problem=problem)
+        progress(f"  {run.task_id} run {i}: oracle {oracle} empty {empty} ({run.duration_sec}s)"
+                 + (f" PROBLEM: {problem}" if problem else ""))
+        return run
+
+    jobs = [(task, i) for i in range(1, runs + 1) for task in tasks]  # round by round: repeats are spread out
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(lambda job: one(*job), jobs))
 
 
 def main() -> int:
@@ -249,6 +254,7 @@ def main() -> int:
     parser.add_argument("--survivors", type=int, default=0, metavar="N", help="print N surviving mutants' diffs")
     parser.add_argument("--reverify", type=int, default=0, metavar="K", help="grade emitted tasks K times in Docker")
     parser.add_argument("--max-tasks", type=int, default=10, help="most emitted tasks to reverify")
+    parser.add_argument("--workers", type=int, default=1, help="gradings run at a time when reverifying")
     parser.add_argument("--seed", type=int, default=0, help="which emitted tasks are sampled for examples/reverify")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     args = parser.parse_args()
@@ -284,7 +290,7 @@ def main() -> int:
     if args.reverify:
         sample = pick_examples(emitted, args.max_tasks, args.seed)
         print(f"\nreverifying {len(sample)} task(s) x {args.reverify} in Docker")
-        runs = reverify([dataset.task(c.task_id or "") for c in sample], args.reverify)
+        runs = reverify([dataset.task(c.task_id or "") for c in sample], args.reverify, workers=args.workers)
         bad = [r for r in runs if r.problem or r.oracle_reward != 1.0 or r.empty_reward != 0.0]
         print(f"reverify: {len(runs) - len(bad)}/{len(runs)} runs as expected (oracle 1.0, empty 0.0)")
         for r in bad:
