@@ -6,7 +6,7 @@ target is <= 1.5x). Each command runs under `bash -c '…; times'`, which also g
 its children used: on a busy machine the wall ratio drifts towards the CPU ratio. The last line breaks
 the verifier's own time down by stage (from reward-details.json, medians over the rounds).
 
-    python3 scripts/bench_verifier.py TASK_DIR [--rounds 5]
+    python3 scripts/bench_verifier.py TASK_DIR [TASK_DIR …] [--rounds 5]
     python3 scripts/bench_verifier.py --generate  [--rounds 5]   # makes a task from examples/minicart first
 """
 
@@ -65,15 +65,8 @@ def _median_stages(details: list[dict]) -> str:
     return ", ".join(f"{k} {statistics.median(v):.3f}s" for k, v in stages.items())
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("task", nargs="?", type=Path)
-    parser.add_argument("--generate", action="store_true")
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    if not args.task and not args.generate:
-        parser.error("give a TASK_DIR or --generate")
-    task = TaskPaths(args.task or _generated_task())
+def bench(task: TaskPaths, rounds: int) -> None:
+    """Alternate a bare pytest run and a full grading of the task's oracle, `rounds` times; print medians."""
     client = docker_client()
     image = build_task_image(client, task)
     runner = TaskRunner(client, task, image, Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024))
@@ -84,7 +77,7 @@ def main() -> int:
                  for p in task.tests.rglob("*") if p.is_file()}
         session.write_files(files)
         bare = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", runner.test_path]
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             wall, cpu, code = _timed(session, bare, "/workspace")
             assert code == 0, f"bare pytest exited {code}"
             bare_times.append(wall)
@@ -97,13 +90,25 @@ def main() -> int:
             details.append(json.loads(session.read_file("/logs/verifier/reward-details.json") or b"{}"))
     b, v = statistics.median(bare_times), statistics.median(verifier_times)
     bc, vc = statistics.median(bare_cpu), statistics.median(verifier_cpu)
-    print(f"task: {task.root.name}  rounds: {args.rounds}  runs started by: "
+    print(f"task: {task.root.name}  rounds: {rounds}  runs started by: "
           f"{', '.join(sorted({d.get('runner', {}).get('via', '?') for d in details}))}")
     print(f"bare pytest of the submission : median {b:.2f}s  ({', '.join(f'{t:.2f}' for t in bare_times)})")
     print(f"tests/test.sh (full grading)  : median {v:.2f}s  ({', '.join(f'{t:.2f}' for t in verifier_times)})")
     print(f"ratio verifier / bare pytest  : {v / b:.2f}x   (target <= 1.5x)")
     print(f"CPU seconds, bare / verifier  : {bc:.2f} / {vc:.2f}  (ratio {vc / bc:.2f}x)")
     print(f"verifier stages (median)      : {_median_stages(details)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tasks", nargs="*", type=Path, metavar="TASK_DIR")
+    parser.add_argument("--generate", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    if not args.tasks and not args.generate:
+        parser.error("give TASK_DIRs or --generate")
+    for path in [*args.tasks, *([_generated_task()] if args.generate else [])]:
+        bench(TaskPaths(path), args.rounds)
     return 0
 
 

@@ -45,13 +45,15 @@ def __getattr__(name: str) -> Any:
 
 def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | None = None,
           python: str | None = None, run_lint: bool = True, rng: random.Random | None = None,
-          zygote: bool = True) -> dict[str, Any]:
+          zygote: bool = True, subreaper: bool = False) -> dict[str, Any]:
     """Grade the submission in `workspace`; writes reward.txt + reward-details.json into `logs_dir`.
 
     `python` is the interpreter for the test runs (default: this one). `run_lint=False` and `rng` exist
     for the adversarial tests (runtime defences alone, a fixed run order); tasks always lint.
     `zygote=False` starts every run as a fresh subprocess (the fallback path), for tests and benchmarks.
-    Returns the details dict (also written to reward-details.json).
+    `subreaper=True` (the CLI) makes this process the reaper of the runs' orphans (a host process
+    calling `score()` keeps its own semantics). Returns the details dict (also written to
+    reward-details.json).
     """
     start = time.monotonic()
     scratch, failure = None, None
@@ -59,6 +61,8 @@ def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | No
         scratch = vlayout.Scratch.open(Path(workspace), Path(tests_dir), python or sys.executable, zygote=zygote)
     except Exception as exc:  # graded as 0 with the reason, like any other failure
         failure = exc
+    if subreaper:  # after the zygote's start, before any run: orphans of runs are reaped here
+        _sibling("verifier_launch").become_subreaper()
     try:
         grading = _sibling("verifier_grade")
         return grading.grade(scratch, failure, Path(tests_dir), Path(logs_dir), config=config, run_lint=run_lint,
@@ -89,10 +93,9 @@ def _arguments(argv: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: grade and write the reward; exit code 0 once the reward file is written."""
     args = _arguments(sys.argv[1:] if argv is None else argv)
-    _sibling("verifier_launch").become_subreaper()
     config = Path(args["--config"])
     details = score(Path(args["--workspace"]), config.parent, Path(args["--logs"]), config=config,
-                    python=args.get("--python"))
+                    python=args.get("--python"), subreaper=True)
     print(f"reward {details['reward']}" + (f" ({details['reason']})" if details["reason"] else ""))
     return 0
 

@@ -5,7 +5,8 @@ run ended. Two ways to start one:
 - `Zygote`: one warm process, started before any grading material is read, forks a child per run
   (pytest and coverage are imported once, not three times);
 - `launch_subprocess`: a fresh interpreter per run running the same child code — the fallback when the
-  zygote does not start or is lost.
+  zygote does not start or is lost. Its runs are the verifier's own children, so their pid gap to it
+  grows run by run; the lint, not the process tree, keeps pid-counting submissions out there.
 Either way each run is its own session: on the wall clock the verifier kills the whole process group,
 and after every run `end_session` removes what is left of the session (and reaps it).
 
