@@ -247,6 +247,19 @@ def reverify(tasks: list[TaskPaths], runs: int, progress=print, workers: int = 1
         return list(pool.map(lambda job: one(*job), jobs))
 
 
+def print_stable_per_operator(sample: list[Candidate], runs: list[ReverifyRun], k: int) -> None:
+    """Per operator: emitted tasks re-verified, and those whose every run was as expected."""
+    bad = {r.task_id for r in runs if r.problem or r.oracle_reward != 1.0 or r.empty_reward != 0.0}
+    per_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for cand in sample:
+        row = per_op[cand.operator or cand.strategy]
+        row[0] += 1
+        row[1] += cand.task_id not in bad
+    print(f"\n| operator | re-verified tasks | oracle 1.0 and empty 0.0 in all {k} runs |\n|---|---|---|")
+    for op, (n, ok) in sorted(per_op.items()):
+        print(f"| {op} | {n} | {ok} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)
@@ -295,6 +308,7 @@ def main() -> int:
         print(f"reverify: {len(runs) - len(bad)}/{len(runs)} runs as expected (oracle 1.0, empty 0.0)")
         for r in bad:
             print(f"  FLAKY/FAILED {r.task_id} run {r.run}: oracle {r.oracle_reward} empty {r.empty_reward} {r.problem}")
+        print_stable_per_operator(sample, runs, args.reverify)
     if args.json:
         args.json.write_text(json.dumps({
             "source": source,
