@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import re
 import types
 
@@ -275,18 +276,32 @@ def rewrite(source: str, *, level: int = 2) -> tuple[str, dict[str, str]]:
         raise ValueError(f"aprime level must be one of {LEVELS}, got {level}")
     if level == 0:
         return source, {}
+    text, inverse, error = _rewrite_once(source, level)
+    if error is not None:
+        raise APrimeError(error)
+    return text, dict(inverse)
+
+
+# Every candidate of a module asks for the same rewrite of the same file; libcst takes seconds on a big
+# one (more-itertools' 170 KB more.py: ~2 s a level), so the run does each (source, level) once.
+@functools.lru_cache(maxsize=8)
+def _rewrite_once(source: str, level: int) -> tuple[str, tuple[tuple[str, str], ...], str | None]:
+    """(text, inverse renames, None), or ('', (), why not) when there is no rewrite at `level`."""
     try:
         module = cst.parse_module(source)
         compile(source, "<A>", "exec")
     except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
-        raise APrimeError(f"source does not parse: {exc}") from exc
+        return "", (), f"source does not parse: {exc}"
     inverse: dict[str, str] = {}
     if level >= 2:
         module, inverse = _rename_locals(module.visit(_Reflow()))
     module = module.visit(_Layout())
     text = module.code
-    check_equivalent(source, text, inverse)
-    return text, inverse
+    try:
+        check_equivalent(source, text, inverse)
+    except APrimeError as exc:
+        return "", (), str(exc)
+    return text, tuple(sorted(inverse.items())), None
 
 
 def make_aprime(source: str, *, level: int = 2) -> str:

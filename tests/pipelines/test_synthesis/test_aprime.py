@@ -258,9 +258,26 @@ def test_best_aprime_falls_back_when_a_level_fails_its_check(monkeypatch):
         return cst.parse_module(module.code.replace("factor = 1", "_v1 = 1")), {"_v1": "factor"}
 
     monkeypatch.setattr(aprime, "_rename_locals", broken_rename)
-    assert best_aprime(SHOP) == (1, make_aprime(SHOP, level=1))
+    aprime._rewrite_once.cache_clear()  # rewrites are made once per (source, level); this one must be redone
+    try:
+        assert best_aprime(SHOP) == (1, make_aprime(SHOP, level=1))
+        with pytest.raises(APrimeError):
+            make_aprime(SHOP, level=2)
+    finally:
+        aprime._rewrite_once.cache_clear()
+
+
+def test_each_rewrite_is_made_once_per_source_and_level():
+    aprime._rewrite_once.cache_clear()
+    first = aprime.rewrite(SHOP, level=2)
+    first[1]["mutated"] = "by the caller"
+    again = aprime.rewrite(SHOP, level=2)
+    assert again[0] == first[0] and "mutated" not in again[1]
+    assert aprime._rewrite_once.cache_info().hits == 1
     with pytest.raises(APrimeError):
-        make_aprime(SHOP, level=2)
+        make_aprime("def f(:\n", level=1)
+    with pytest.raises(APrimeError):  # a failure is remembered as one too
+        make_aprime("def f(:\n", level=1)
 
 
 def test_bad_input():
