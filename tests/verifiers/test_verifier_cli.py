@@ -6,6 +6,7 @@ import ast
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -39,17 +40,25 @@ def test_install_verifier_writes_a_flat_tests_dir(tmp_path):
     assert os.access(tmp_path / "test.sh", os.X_OK)
 
 
-def test_cli_runs_from_a_flat_tests_dir(make_task, kit, portable_python):
+def test_cli_runs_from_a_flat_tests_dir(make_task, kit, portable_python, tmp_path):
     task = make_task(kit.GOOD_TEST)
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir(mode=0o755)
     done = subprocess.run(
         [sys.executable, "-E", "-s", "-B", str(task.tests_dir / "verifier.py"),
          "--config", str(task.tests_dir / "verifier_config.json"), "--workspace", str(task.workspace),
          "--logs", str(task.logs_dir), "--python", portable_python],
-        cwd="/", env={"PATH": os.environ["PATH"]}, capture_output=True, text=True, timeout=300)
+        cwd="/", env={"PATH": os.environ["PATH"], "TMPDIR": str(scratch_parent)}, capture_output=True, text=True,
+        timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "reward 1.0\n"
     assert task.reward_text() == "1.0\n"
     assert not (task.tests_dir / "__pycache__").exists()
+    # The scratch dir (copies of A, A′ and B) is removed by a detached process once the reward is out.
+    deadline = time.monotonic() + 30
+    while list(scratch_parent.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(scratch_parent.iterdir()) == []
 
 
 @pytest.mark.parametrize("argv", [[], ["--config", "c.json", "--workspace", "w"],

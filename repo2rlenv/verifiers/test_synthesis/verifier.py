@@ -45,15 +45,15 @@ def __getattr__(name: str) -> Any:
 
 def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | None = None,
           python: str | None = None, run_lint: bool = True, rng: random.Random | None = None,
-          zygote: bool = True, subreaper: bool = False) -> dict[str, Any]:
+          zygote: bool = True, subreaper: bool = False, detach_cleanup: bool = False) -> dict[str, Any]:
     """Grade the submission in `workspace`; writes reward.txt + reward-details.json into `logs_dir`.
 
     `python` is the interpreter for the test runs (default: this one). `run_lint=False` and `rng` exist
     for the adversarial tests (runtime defences alone, a fixed run order); tasks always lint.
     `zygote=False` starts every run as a fresh subprocess (the fallback path), for tests and benchmarks.
     `subreaper=True` (the CLI) makes this process the reaper of the runs' orphans (a host process
-    calling `score()` keeps its own semantics). Returns the details dict (also written to
-    reward-details.json).
+    calling `score()` keeps its own semantics); `detach_cleanup=True` (the CLI) leaves the scratch dir's
+    removal to a detached process. Returns the details dict (also written to reward-details.json).
     """
     start = time.monotonic()
     scratch, failure = None, None
@@ -69,7 +69,7 @@ def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | No
                              rng=rng, start=start)
     finally:
         if scratch is not None:
-            scratch.close()
+            scratch.close(detach=detach_cleanup)
 
 
 def _arguments(argv: list[str]) -> dict[str, str]:
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(sys.argv[1:] if argv is None else argv)
     config = Path(args["--config"])
     details = score(Path(args["--workspace"]), config.parent, Path(args["--logs"]), config=config,
-                    python=args.get("--python"), subreaper=True)
+                    python=args.get("--python"), subreaper=True, detach_cleanup=True)
     print(f"reward {details['reward']}" + (f" ({details['reason']})" if details["reason"] else ""))
     return 0
 

@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 try:
     from . import verifier_bytecode as vbytecode
@@ -354,15 +354,23 @@ def _grade_with(details: dict[str, Any], workspace: Path, tests_dir: Path, confi
     changed = sorted({p for o in overrides.values() for p in o})
     compiled = vbytecode.compile_stage(layout.stage, layout.ws, vbytecode.modules_to_compile(
         layout.stage, cfg.target_file, changed, list(cfg.import_roots)))
-    overrides = {name: vbytecode.with_bytecode(o, compiled, layout.ws) for name, o in overrides.items()}
     details["precompiled_modules"] = len(compiled)
-    owner = _isolation(details, launcher, layout)
-    runner = vrun.Runner(layout, launcher, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb), list(cfg.import_roots),
-                         cfg.submission, cfg.target_file, owner=owner)
-    details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
+    copies = vws.CopyQueue(layout.stage, layout.ws, layout.spare, submission=(cfg.submission, raw),
+                           rewrite=sorted({*changed, *vbytecode.pyc_paths(changed, compiled)}))
+    variant = lambda name: lambda: vbytecode.with_bytecode(overrides[name], compiled, layout.ws)  # noqa: E731
     order = list(diffs)
     rng.shuffle(order)
-    results = _run_variants(details, cfg, runner, overrides, order, raw, hidden)
+    try:
+        # The first copy is built while the probe below waits for the zygote, for the uid the runs will
+        # most likely have (it is built again in the rare case they do not).
+        copies.prepare(order[0], variant(order[0]), (vrun.NOBODY, vrun.NOBODY) if os.geteuid() == 0 else None)
+        owner = _isolation(details, launcher, layout)
+        runner = vrun.Runner(layout, launcher, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb),
+                             list(cfg.import_roots), cfg.submission, cfg.target_file, owner=owner)
+        details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
+        results = _run_variants(details, cfg, runner, copies, variant, order, hidden)
+    finally:
+        copies.close()
     b_names = [n for n in diffs if n not in (A, A_PRIME)]
     details["variants"] = [{"name": n, "diff": diffs[n], "order": order.index(n), "status": results[n].status.value,
                             "seconds": results[n].seconds, "returncode": results[n].returncode,
@@ -372,24 +380,25 @@ def _grade_with(details: dict[str, Any], workspace: Path, tests_dir: Path, confi
     details.update(compute_reward(cfg, results, b_names))
 
 
-def _run_variants(details: dict[str, Any], cfg: Config, runner: vrun.Runner,
-                  overrides: dict[str, dict[str, bytes | None]], order: list[str], submission: bytes,
+def _run_variants(details: dict[str, Any], cfg: Config, runner: vrun.Runner, copies: vws.CopyQueue,
+                  variant: Callable[[str], Callable[[], dict[str, bytes | None]]], order: list[str],
                   hidden: list[Path]) -> dict[str, vres.RunResult]:
-    """Build each variant's copy at the one shared path and run the submission on it, in `order`, skipping
-    runs once b_pass·b_fail is known to be 0 (in rfc mode A still runs: it measures coverage)."""
+    """Put each variant's copy at the one shared path and run the submission on it, in `order`, skipping
+    runs once b_pass·b_fail is known to be 0 (in rfc mode A still runs: it measures coverage). The copy
+    for the next variant in the order is built while a run goes on."""
     b_names = [n for n in order if n not in (A, A_PRIME)]
-    rewrite = sorted({p for o in overrides.values() for p in o})
     results = {n: vres.RunResult(n, vres.Status.not_run) for n in order}
     modes: dict[Path, int] = {}
     try:
         if runner.owner is not None:
             runner.tmp_snapshot = vrun.shared_tmp_snapshot(runner.owner[0])
             modes = _hide(hidden, details)
-        for name in order:
+        for i, name in enumerate(order):
             if product_is_zero(results, b_names) and (cfg.reward_mode == "gated" or name != A):
                 continue
-            vws.build_copy(runner.layout.stage, runner.layout.ws, overrides=overrides[name], rewrite=rewrite,
-                           submission=(cfg.submission, submission), owner=runner.owner)
+            copies.install(name, variant(name), runner.owner)
+            if i + 1 < len(order):  # built whether or not this run's outcome will make it needed
+                copies.prepare(order[i + 1], variant(order[i + 1]), runner.owner)
             # With no targets cov is 1 whatever runs, so A is not traced (tracing doubles a short run).
             results[name] = runner.run(name, coverage=(name == A and bool(cfg.coverage_targets)))
     finally:

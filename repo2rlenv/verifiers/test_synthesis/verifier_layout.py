@@ -76,13 +76,14 @@ class Layout:
     out: Path  # JUnit XML and covered lines (written by the run uid)
     boot: Path  # sitecustomize, hidden paths, the coverage request (read-only for the run uid)
     logs: Path  # captured output, root-only
+    spare: Path  # the next copy while it is built, and used copies; root-only
 
     @classmethod
     def create(cls, base: Path) -> "Layout":
         layout = cls(base, base / "stage", base / "ws", base / "home", base / "tmp", base / "out",
-                     base / "boot", base / "runlogs")
+                     base / "boot", base / "runlogs", base / "spare")
         os.chmod(base, 0o711)  # the run uid may traverse to ws/home/tmp/out/boot but not list base
-        for private in (layout.stage, layout.logs):
+        for private in (layout.stage, layout.logs, layout.spare):
             private.mkdir(mode=0o700)
         for public in (layout.boot, layout.ws):
             public.mkdir()
@@ -180,9 +181,21 @@ class Scratch:
             raise
         return cls(tmp, layout, launcher, *hidden)
 
-    def close(self) -> None:
-        """Stop the zygote and remove the temp dir."""
+    def close(self, *, detach: bool = False) -> None:
+        """Stop the zygote and remove the temp dir; with `detach`, the removal (tens of ms for a few copies
+        of a big repository) runs in a process of its own that outlives this one."""
         try:
             self.launcher.close()
         finally:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            if not detach or os.fork() != 0:
+                if not detach:
+                    shutil.rmtree(self.tmp, ignore_errors=True)
+                return
+            try:  # the detached child: nothing of the grading's output, its own session
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                shutil.rmtree(self.tmp, ignore_errors=True)
+            finally:
+                os._exit(0)
