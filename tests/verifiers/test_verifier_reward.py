@@ -10,6 +10,7 @@ import os
 import random
 import re
 import sys
+import threading
 
 import pytest
 
@@ -44,6 +45,18 @@ def test_good_discriminating_test_earns_full_reward(make_task, kit):
     assert set(details["timings"]) == {"lint", "prepare", "runs", "total"}
     if os.geteuid() == 0:
         assert details["isolation"] == {"uid": 65534, "dropped_privileges": True, "note": ""}
+
+
+def test_a_host_with_other_threads_builds_the_copies_in_place(make_task, kit):
+    # Forking a process that runs other threads is unsafe: the copies are then built without a builder.
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        details = make_task(kit.GOOD_TEST).score()
+    finally:
+        stop.set()
+    assert (details["reward"], details["reason"]) == (1.0, None)
 
 
 def test_flat_layout_with_the_repo_root_as_import_root(make_task, kit):

@@ -193,35 +193,48 @@ def build_copy(stage: Path, dest: Path, *, overrides: dict[str, bytes | None], r
 
 
 class CopyQueue:
-    """Copies built one ahead. While a run goes on at `ws`, a thread builds the next variant's copy in
-    `spare` (root-only: no run can reach it); `install` then swaps it in at `ws` with two renames, once
-    the run has ended. A copy of a mid-sized repository takes 15-20 ms to build; this way only the first
-    one is waited for, and it is built while the zygote warms up. The copy a run used moves to `spare`
-    and goes with the scratch dir."""
+    """Copies built one ahead. While a run goes on at `ws`, a forked process builds the next variant's
+    copy in `spare` (root-only: no run can reach it); `install` then swaps it in at `ws` with two renames,
+    once the run has ended. A copy of a mid-sized repository takes 15-20 ms to build, and its changed
+    modules' bytecode as long again; this way only the first copy is waited for, and it is built while
+    the zygote warms up. A process, not a thread: compiling holds the interpreter lock for tens of ms,
+    which would hold up the run's launch. A process with other threads (a host calling `score()`) builds
+    in place instead, since forking it is unsafe. Used copies move to `spare` and go with the scratch dir."""
 
     def __init__(self, stage: Path, ws: Path, spare: Path, *, rewrite: list[str], submission: tuple[str, bytes]):
         self.stage, self.ws, self.spare = stage, ws, spare
         self.rewrite, self.submission = rewrite, submission
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
+        self._pid: int | None = None
+        self._errors: int | None = None  # read end of the pipe a failed build writes its error to
         self._building: object = None  # (variant, owner) of the copy in spare/next
         self._used = 0
 
+    def _build(self, overrides: Callable[[], dict[str, bytes | None]], owner: tuple[int, int] | None) -> None:
+        build_copy(self.stage, self.spare / "next", overrides=overrides(), rewrite=self.rewrite,
+                   submission=self.submission, owner=owner)
+
     def prepare(self, variant: str, overrides: Callable[[], dict[str, bytes | None]],
                 owner: tuple[int, int] | None) -> None:
-        """Start building `variant`'s copy (its overrides are computed in the thread too)."""
+        """Start building `variant`'s copy (its overrides are computed by the builder too)."""
         self._finish()
         self._building = (variant, owner)
-
-        def build() -> None:
+        if threading.active_count() > 1:
+            self._build(overrides, owner)
+            return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the builder
+            code = 0
             try:
-                build_copy(self.stage, self.spare / "next", overrides=overrides(), rewrite=self.rewrite,
-                           submission=self.submission, owner=owner)
-            except BaseException as exc:  # raised again by install()
-                self._error = exc
-
-        self._thread = threading.Thread(target=build, name="r2e-copy", daemon=True)
-        self._thread.start()
+                os.close(read)
+                self._build(overrides, owner)
+            except BaseException as exc:
+                os.write(write, f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:4000])
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._pid, self._errors = pid, read
 
     def install(self, variant: str, overrides: Callable[[], dict[str, bytes | None]],
                 owner: tuple[int, int] | None) -> None:
@@ -243,9 +256,13 @@ class CopyQueue:
             pass
 
     def _finish(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
+        """Wait for the builder; raise what it failed with."""
+        if self._pid is None:
+            return
+        pid, read, self._pid, self._errors = self._pid, self._errors, None, None
+        _, status = os.waitpid(pid, 0)
+        with os.fdopen(read, "rb") as fh:  # type: ignore[arg-type]
+            message = fh.read().decode("utf-8", "replace")
+        if status != 0:
+            self._building = None
+            raise WorkspaceError(f"building a copy failed: {message or f'wait status {status}'}")
