@@ -111,6 +111,17 @@ def test_every_variant_runs_on_the_same_files_with_the_package_precompiled(make_
                                                          {"A": "passed", "A_prime": "passed", "B": "failed"}]
 
 
+def test_coverage_counts_lines_run_when_the_test_module_is_imported(make_task, kit):
+    # Tracing starts at the target's import, so the raise line, run only while pytest imports the file,
+    # is measured; the test function itself reaches only the cap line.
+    sub = ("from shopcalc.pricing import apply_discount\n\ntry:\n    apply_discount(10, 101)\n"
+           "    RAISED = False\nexcept ValueError:\n    RAISED = True\n\n\n"
+           "def test_hundred():\n    assert RAISED\n    assert apply_discount(10, 100) == 5\n")
+    details = make_task(sub).score()
+    assert details["coverage"]["covered_targets"] == [kit.RAISE_LINE, kit.CAP_LINE]
+    assert (details["cov"], details["reward"]) == (1.0, 1.0)
+
+
 def test_partial_coverage_scales_the_reward(make_task):
     details = make_task(HUNDRED).score()
     assert (details["b_pass"], details["b_fail"], details["cov"]) == (1.0, 1.0, 0.5)

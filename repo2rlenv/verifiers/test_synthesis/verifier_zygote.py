@@ -199,6 +199,26 @@ def _write_covered(cov, target, path):
         json.dump(lines, fh)
 
 
+class _TraceFromTargetImport:
+    """A meta path finder that finds nothing: the first import of a module named like the target file
+    starts coverage. pytest's own start-up (configuration, plugins, the session) is most of a short run,
+    and tracing it doubled the A run; the target's lines run only after its module is imported. A
+    conftest importing it early just starts tracing early. Stays in `sys.meta_path`, inert, once done
+    (removing it while the import system iterates that list would skip the next finder)."""
+
+    def __init__(self, cov, target):
+        self.cov = cov
+        name = os.path.basename(target)[:-3]
+        self.name = os.path.basename(os.path.dirname(target)) if name == "__init__" else name
+        self.started = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not self.started and fullname.rpartition(".")[2] == self.name:
+            self.started = True
+            self.cov.start()
+        return None
+
+
 def run(job):
     """pytest as `python -m pytest` (or `coverage run -m pytest`) runs it; raises its SystemExit."""
     import runpy
@@ -210,7 +230,11 @@ def run(job):
 
         cov = coverage.Coverage(data_file=None, config_file=False, include=[target])
         cov.set_option("run:disable_warnings", COVERAGE_WARNINGS_OFF)
-        cov.start()  # before anything of the repository is imported
+        # Set the tracer up here, where the stack is short (coverage records the stack it starts from),
+        # and start tracing for real at the target's import.
+        cov.start()
+        cov.stop()
+        sys.meta_path.insert(0, _TraceFromTargetImport(cov, target))
     sys.argv[1:] = job["argv"]
     try:
         runpy.run_module("pytest", run_name="__main__", alter_sys=True)
