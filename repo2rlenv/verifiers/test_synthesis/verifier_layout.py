@@ -10,7 +10,6 @@ Stdlib only: copied verbatim into every task.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
