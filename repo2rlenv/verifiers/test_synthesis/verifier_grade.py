@@ -244,6 +244,7 @@ def compute_reward(cfg: Config, results: dict[str, vres.RunResult], b_names: lis
 # =========================================================================== output
 
 def _atomic_write(path: Path, text: str) -> None:
+    # repo2rlenv.atomic.write_text's twin: the verifier runs inside tasks and may not import the package.
     # mkstemp: O_EXCL with a random name, so nothing planted in the logs dir can redirect the write.
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
@@ -313,9 +314,9 @@ def _checked_submission(details: dict[str, Any], cfg: Config, workspace: Path, r
 def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun.Layout) -> tuple[int, int] | None:
     """The uid/gid the runs drop to: 65534 when we are root and that uid can use the interpreter."""
     details["isolation"] = {"uid": os.getuid(), "dropped_privileges": False, "note": "verifier is not root"}
-    if os.geteuid() != 0:
+    owner = vlayout.run_owner()
+    if owner is None:
         return None
-    owner = (vrun.NOBODY, vrun.NOBODY)
     problem = vrun.probe(launcher, layout, owner)
     if problem is None:
         details["isolation"] = {"uid": vrun.NOBODY, "dropped_privileges": True, "note": ""}
@@ -327,15 +328,14 @@ def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun
 def _grade(details: dict[str, Any], scratch: vlayout.Scratch, config_path: Path, run_lint: bool,
            rng: random.Random, clock: float) -> None:
     try:
-        _grade_with(details, scratch.workspace, scratch.tests_dir, config_path, scratch.layout, scratch.launcher,
-                    scratch.hidden, run_lint, rng, clock)
+        _grade_with(details, scratch, config_path, run_lint, rng, clock)
     finally:
         details["runner"] = {"via": scratch.launcher.via.value, "note": scratch.launcher.note}
 
 
-def _grade_with(details: dict[str, Any], workspace: Path, tests_dir: Path, config_path: Path, layout: vrun.Layout,
-                launcher: vlaunch.Launcher, hidden: list[Path], run_lint: bool, rng: random.Random,
-                clock: float) -> None:
+def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: Path, run_lint: bool,
+                rng: random.Random, clock: float) -> None:
+    workspace, tests_dir, layout, launcher = scratch.workspace, scratch.tests_dir, scratch.layout, scratch.launcher
     cfg = read_config(config_path)
     details.update(reward_mode=cfg.reward_mode, coverage_weight=cfg.coverage_weight, submission=cfg.submission,
                    target=f"{cfg.target_file}::{cfg.target_qualname}")
@@ -357,18 +357,22 @@ def _grade_with(details: dict[str, Any], workspace: Path, tests_dir: Path, confi
     details["precompiled_modules"] = len(compiled)
     copies = vws.CopyQueue(layout.stage, layout.ws, layout.spare, submission=(cfg.submission, raw),
                            rewrite=sorted({*changed, *vbytecode.pyc_paths(changed, compiled)}))
-    variant = lambda name: lambda: vbytecode.with_bytecode(overrides[name], compiled, layout.ws)  # noqa: E731
+
+    def variant(name: str) -> Callable[[], dict[str, bytes | None]]:
+        """What the copy builder writes for `name`: its changed files and their bytecode."""
+        return lambda: vbytecode.with_bytecode(overrides[name], compiled, layout.ws)
+
     order = list(diffs)
     rng.shuffle(order)
     try:
         # The first copy is built while the probe below waits for the zygote, for the uid the runs will
         # most likely have (it is built again in the rare case they do not).
-        copies.prepare(order[0], variant(order[0]), (vrun.NOBODY, vrun.NOBODY) if os.geteuid() == 0 else None)
+        copies.prepare(order[0], variant(order[0]), vlayout.run_owner())
         owner = _isolation(details, launcher, layout)
         runner = vrun.Runner(layout, launcher, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb),
                              list(cfg.import_roots), cfg.submission, cfg.target_file, owner=owner)
         details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
-        results = _run_variants(details, cfg, runner, copies, variant, order, hidden)
+        results = _run_variants(details, cfg, runner, copies, variant, order, scratch.hidden)
     finally:
         copies.close()
     b_names = [n for n in diffs if n not in (A, A_PRIME)]

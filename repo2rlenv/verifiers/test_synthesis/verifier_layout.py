@@ -23,6 +23,12 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
     from verifier_launch import Launcher  # type: ignore[no-redef]
 
 NOBODY = 65534
+
+
+def run_owner() -> tuple[int, int] | None:
+    """The uid/gid runs drop to when the probe lets them: nobody's when we are root, else none (run as us)."""
+    return (NOBODY, NOBODY) if os.geteuid() == 0 else None
+
 # The run's output: one name for every variant (a test can read where its stdout goes).
 RUN_LOG = "run.out"
 PROBE_LOG = "probe.out"
@@ -173,8 +179,7 @@ class Scratch:
         try:
             layout = Layout.create(Path(tmp))
             layout.write_boot(hidden)
-            launcher = start_launcher(layout, python, zygote=zygote,
-                                      probe_owner=(NOBODY, NOBODY) if os.geteuid() == 0 else None)
+            launcher = start_launcher(layout, python, zygote=zygote, probe_owner=run_owner())
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -186,15 +191,18 @@ class Scratch:
         try:
             self.launcher.close()
         finally:
-            if not detach or os.fork() != 0:
-                if not detach:
-                    shutil.rmtree(self.tmp, ignore_errors=True)
-                return
-            try:  # the detached child: nothing of the grading's output, its own session
-                os.setsid()
-                null = os.open(os.devnull, os.O_RDWR)
-                for fd in (0, 1, 2):
-                    os.dup2(null, fd)
+            if not detach:
                 shutil.rmtree(self.tmp, ignore_errors=True)
-            finally:
-                os._exit(0)
+            elif os.fork() == 0:
+                self._remove_detached()
+
+    def _remove_detached(self) -> None:
+        """The forked remover: nothing of the grading's output, a session of its own; never returns."""
+        try:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        finally:
+            os._exit(0)
