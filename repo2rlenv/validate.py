@@ -145,10 +145,11 @@ def _existing_tests_text(task: TaskPaths) -> str | None:
 
 
 def validate_task(task: TaskPaths, *, client: Any = None, limits: Limits | None = None,
-                  check_existing: bool = True) -> ValidationResult:
+                  check_existing: bool = True, image: str | None = None) -> ValidationResult:
+    """Grade `task` as Harbor would (`image`: its environment, when already built)."""
     client = client or docker_client()
     limits = limits or Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024)
-    image = build_task_image(client, task)
+    image = image or build_task_image(client, task)
     runner = TaskRunner(client, task, image, limits)
     problems = []
     oracle = runner.trial(runner.solve_with_oracle)

@@ -223,14 +223,21 @@ def reverify(tasks: list[TaskPaths], runs: int, progress=print, workers: int = 1
     from concurrent.futures import ThreadPoolExecutor
 
     from repo2rlenv.sandbox.docker import docker_client
-    from repo2rlenv.validate import validate_task
+    from repo2rlenv.validate import build_task_image, validate_task
 
     client = docker_client()
+    images: dict[str, str | None] = {}  # each task's environment is built once, not once per run
+
+    def build(task: TaskPaths) -> None:
+        try:
+            images[task.root.name] = build_task_image(client, task)
+        except Exception:  # reported by the run that builds it again
+            images[task.root.name] = None
 
     def one(task: TaskPaths, i: int) -> ReverifyRun:
         start = time.monotonic()
         try:
-            res = validate_task(task, client=client, check_existing=False)
+            res = validate_task(task, client=client, check_existing=False, image=images[task.root.name])
             oracle, empty = res.oracle.reward, res.empty.reward
             problem = "; ".join(res.problems)
         except Exception as exc:  # a broken run is a finding to report, not a reason to stop
@@ -244,6 +251,7 @@ def reverify(tasks: list[TaskPaths], runs: int, progress=print, workers: int = 1
 
     jobs = [(task, i) for i in range(1, runs + 1) for task in tasks]  # round by round: repeats are spread out
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(build, tasks))
         return list(pool.map(lambda job: one(*job), jobs))
 
 
