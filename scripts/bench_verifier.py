@@ -4,9 +4,11 @@ Both run in the same task image and container, alternating, N rounds each; the s
 medians and their ratio (the verifier runs A, A′ and B, so ~3x is the naive expectation; issue 6's
 target is <= 1.5x). Each command runs under `bash -c '…; times'`, which also gives the CPU time it and
 its children used: on a busy machine the wall ratio drifts towards the CPU ratio. The last line breaks
-the verifier's own time down by stage (from reward-details.json, medians over the rounds).
+the verifier's own time down by stage (from reward-details.json, medians over the rounds). With
+`--baseline-ref REF`, the verifier as committed at REF grades in the same rounds too (from /tests_ref),
+so an older and the current verifier are compared side by side on the same noisy machine.
 
-    python3 scripts/bench_verifier.py TASK_DIR [TASK_DIR …] [--rounds 5]
+    python3 scripts/bench_verifier.py TASK_DIR [TASK_DIR …] [--rounds 5] [--baseline-ref REF]
     python3 scripts/bench_verifier.py --generate  [--rounds 5]   # makes a task from examples/minicart first
 """
 
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+VERIFIER_PATH = "repo2rlenv/verifiers/test_synthesis"
 sys.path.insert(0, str(ROOT))
 
 from repo2rlenv.sandbox.base import Limits  # noqa: E402
@@ -65,23 +68,46 @@ def _median_stages(details: list[dict]) -> str:
     return ", ".join(f"{k} {statistics.median(v):.3f}s" for k, v in stages.items())
 
 
-def bench(task: TaskPaths, rounds: int) -> None:
-    """Alternate a bare pytest run and a full grading of the task's oracle, `rounds` times; print medians."""
+def _verifier_at(ref: str) -> dict[str, bytes]:
+    """The verifier (its modules and test.sh) as committed at `ref`, by file name."""
+    def show(path: str) -> bytes:
+        return subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"], capture_output=True,
+                              check=True).stdout
+
+    names = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", f"{ref}:{VERIFIER_PATH}"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    files = {n: show(f"{VERIFIER_PATH}/{n}") for n in names if n.startswith("verifier") and n.endswith(".py")}
+    files["test.sh"] = show("repo2rlenv/harbor_templates/test.sh").replace(b"/tests/", b"/tests_ref/")
+    return files
+
+
+def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None:
+    """Alternate a bare pytest run and a full grading of the task's oracle (and, given `baseline_ref`,
+    a grading by the verifier of that commit, from /tests_ref), `rounds` times; print medians."""
     client = docker_client()
     image = build_task_image(client, task)
     runner = TaskRunner(client, task, image, Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024))
-    bare_times, verifier_times, bare_cpu, verifier_cpu, details = [], [], [], [], []
+    bare_times, verifier_times, ref_times, bare_cpu, verifier_cpu, details = [], [], [], [], [], []
     with DockerSession(client, image, runner.limits, harden=False) as session:
         runner.solve_with_oracle(session)
         files = {f"/tests/{p.relative_to(task.tests).as_posix()}": p.read_bytes()
                  for p in task.tests.rglob("*") if p.is_file()}
         session.write_files(files)
+        if baseline_ref:
+            ref_files = {k.replace("/tests/", "/tests_ref/", 1): v for k, v in files.items()
+                         if not Path(k).name.startswith("verifier") or not k.endswith(".py")}
+            ref_files.update({f"/tests_ref/{name}": data for name, data in _verifier_at(baseline_ref).items()})
+            session.write_files(ref_files)
         bare = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", runner.test_path]
         for _ in range(rounds):
             wall, cpu, code = _timed(session, bare, "/workspace")
             assert code == 0, f"bare pytest exited {code}"
             bare_times.append(wall)
             bare_cpu.append(cpu)
+            if baseline_ref:
+                ref_times.append(_timed(session, ["bash", "/tests_ref/test.sh"], None)[0])
+                reward = (session.read_file("/logs/verifier/reward.txt") or b"?").decode().strip()
+                assert reward == "1.0", f"oracle scored {reward} under {baseline_ref}'s verifier"
             wall, cpu, _ = _timed(session, ["bash", "/tests/test.sh"], None)
             verifier_times.append(wall)
             verifier_cpu.append(cpu)
@@ -97,6 +123,10 @@ def bench(task: TaskPaths, rounds: int) -> None:
     print(f"ratio verifier / bare pytest  : {v / b:.2f}x   (target <= 1.5x)")
     print(f"CPU seconds, bare / verifier  : {bc:.2f} / {vc:.2f}  (ratio {vc / bc:.2f}x)")
     print(f"verifier stages (median)      : {_median_stages(details)}")
+    if baseline_ref:
+        r = statistics.median(ref_times)
+        print(f"verifier at {baseline_ref[:12]:<12}      : median {r:.2f}s  ({r / b:.2f}x bare); "
+              f"this checkout / it: {v / r:.2f}")
 
 
 def main() -> int:
@@ -104,11 +134,12 @@ def main() -> int:
     parser.add_argument("tasks", nargs="*", type=Path, metavar="TASK_DIR")
     parser.add_argument("--generate", action="store_true")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--baseline-ref", metavar="REF", help="also time the verifier as committed at REF")
     args = parser.parse_args()
     if not args.tasks and not args.generate:
         parser.error("give TASK_DIRs or --generate")
     for path in [*args.tasks, *([_generated_task()] if args.generate else [])]:
-        bench(TaskPaths(path), args.rounds)
+        bench(TaskPaths(path), args.rounds, args.baseline_ref)
     return 0
 
 
