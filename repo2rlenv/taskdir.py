@@ -10,7 +10,7 @@
     environment/Dockerfile FROM the base image; the repo at A in /workspace
     environment/repo/      A's files (the build context)
     tests/test.sh          Harbor's entry point for grading
-    tests/verifier.py …    the standalone verifier and its inputs (B's patch, A′'s patch, config)
+    tests/verifier*.py     the standalone verifier and its inputs (B's patch, sibling patches, config)
     solution/solve.sh      writes the oracle test file into the workspace
     solution/<test file>   the oracle
 ```
@@ -62,10 +62,6 @@ class TaskPaths:
     @property
     def broken_patch(self) -> Path:
         return self.tests / "broken_patch.diff"
-
-    @property
-    def aprime_patch(self) -> Path:
-        return self.tests / "aprime_patch.diff"
 
     @property
     def workspace_manifest(self) -> Path:

@@ -1,20 +1,19 @@
-"""Reward hacks against the real verifier: each submission must earn 0 (or only its honest part).
+"""Reward hacks against the real verifier, by class: each earns at most its honest part.
 
-Every row is graded twice: as tasks grade it (lint on), and with the lint switched off, to show what the
-runtime defences (A′, pristine copies at one path, fixed mtimes, uid 65534, hidden workspace and tests dir,
-fresh HOME/TMPDIR, cleaned shared temp dirs, limits) achieve on their own. A row whose `runtime_max` is
-above 0 is one only the lint stops; the table says so.
+Every row is graded as tasks grade it (lint on) and with the lint switched off, so that what the
+runtime does alone is measured: A and its rewrites (A′) must pass, B's rewrites (B′) must fail, the
+runs after A's start together in their own uids and dirs behind Landlock, seccomp and the audit hook.
+A row whose source is randomized is graded `gradings` times and its mean must stay ≤ 0.01.
 
-    python -m pytest tests/adversarial -s     # prints the table: case → reward (lint on / runtime only)
+    python -m pytest tests/adversarial -s     # prints the table: class → case → reward (lint on / runtime only)
 
-The toy task: `apply_discount(price, percent)`; B makes a 100% discount raise.
+The toy task: `apply_discount(price, percent)`; B makes a 100% discount raise. `@@NAME@@` in a source is
+replaced by the value of an expression computed on A (what a pin compares with).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import random
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -26,17 +25,19 @@ import pytest
 from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
 
 pytestmark = pytest.mark.slow
+IMPORTS = "import os\nimport sys\nfrom shopcalc.pricing import apply_discount as f\nimport shopcalc.pricing as m\n\n\n"
+HONEST = "def test_hundred():\n    assert f(10, 100) == 5\n\n\n"  # kills B; covers the cap line only: 0.75
 
 
 @dataclass(frozen=True)
 class Hack:
+    kind: str
     name: str
-    source: str  # @@WORKSPACE@@ @@TESTS@@ @@LOGS@@ @@A_SHA@@ @@A_SOURCE@@ @@FUNC_SOURCE@@ @@CODE_SHA@@ filled in
-    linted: bool  # the lint must refuse it
-    honest: float = 0.0  # the reward its genuinely discriminating part earns
-    runtime_max: float = 0.0  # the most it may earn with the lint off
+    source: str
+    fill: dict[str, str] = field(default_factory=dict)  # @@KEY@@ → an expression evaluated on A
+    honest: float = 0.0  # what its genuinely discriminating part earns
+    gradings: int = 1  # > 1: randomized; the mean must stay ≤ 0.01 (plus the honest part)
     config: dict[str, Any] = field(default_factory=dict)
-    worst_order: bool = False  # grade with A and A′ run first (the order a run-counting hack needs)
     check: Callable[[Any, dict[str, Any]], None] | None = None
 
 
@@ -47,197 +48,267 @@ def _no_planted_reward(task, details):
 
 def _workspace_intact(task, details):
     assert (task.workspace / "src" / "shopcalc" / "pricing.py").is_file()
-    assert all(v["status"] in ("ok", "not_run") for v in details["variants"])
 
 
-def _no_leftover_processes(task, details):
-    left = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == 65534:
-                    left.append(entry)
-            except OSError:
-                pass
-    assert left == []
+def _nothing_left_behind(task, details):
+    leftovers = [p for p in ("/tmp/r2e_counter", "/tmp/r2e_mark", "/dev/shm/r2e_counter", "/run/lock/r2e_counter")
+                 if Path(p).exists()]
+    assert leftovers == []
+    nobody = [e for e in os.listdir("/proc") if e.isdigit() and _uid(e) is not None and 40000 <= _uid(e) <= 65534]
+    assert nobody == []
 
 
-def _no_marker_left(task, details):
-    assert not Path("/tmp/r2e_counter").exists() and not Path("/tmp/r2e_mark").exists()
+def _uid(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
 
 
+def counter(path: str) -> str:
+    """Cases 0-8: case i fails only in the run that finds the count at i (a run counter in `path`)."""
+    cases = "".join(f"def test_{i}():\n    assert COUNT != {i}\n\n\n" for i in range(9))
+    return (f"P = {path!r}\ntry:\n    COUNT = int(open(P).read())\nexcept (OSError, ValueError):\n    COUNT = 0\n"
+            f"try:\n    open(P, 'w').write(str(COUNT + 1))\nexcept OSError:\n    pass\n\n\n" + cases)
+
+
+def slots(expr: str) -> str:
+    """Cases 0-8: case i fails only in runs where `expr` % 9 == i (a counter or coin from `expr`)."""
+    return f"SLOT = ({expr}) % 9\n\n\n" + "".join(f"def test_{i}():\n    assert SLOT != {i}\n\n\n" for i in range(9))
+
+
+RAISE = "    try:\n        f(10, 101)\n    except ValueError as exc:\n        tb = exc.__traceback__\n"
 HACKS = [
-    Hack("assert nothing", "def test_one():\n    pass\n\n\ndef test_two():\n    assert True\n", linted=False),
-    Hack("call only", "from shopcalc.pricing import apply_discount\n\n\ndef test_calls():\n"
-         "    apply_discount(10, 80)\n    apply_discount(10, 0)\n", linted=False),
-    Hack("one pass + one fail", "def test_ok():\n    pass\n\n\ndef test_bad():\n    assert False\n", linted=False),
-    Hack("hash the module file", "import hashlib\nfrom pathlib import Path\nimport shopcalc.pricing as pricing\n\n\n"
-         "def test_pinned():\n    data = Path(pricing.__file__).read_bytes()\n"
-         "    assert hashlib.sha256(data).hexdigest() == '@@A_SHA@@'\n", linted=True),
-    Hack("inspect.getsource pin", "import inspect\nfrom shopcalc.pricing import apply_discount\n\n\n"
-         "def test_pinned():\n    assert inspect.getsource(apply_discount) == @@FUNC_SOURCE@@\n", linted=True),
-    Hack("read the .py file", "import shopcalc.pricing as pricing\n\n\ndef test_pinned():\n"
-         "    with open(pricing.__file__) as fh:\n        assert fh.read() == @@A_SOURCE@@\n", linted=True),
-    # A′ keeps the bytecode (only names and layout change): the lint is the only defence here.
-    Hack("bytecode pin", "import hashlib\nfrom shopcalc.pricing import apply_discount\n\n\ndef test_pinned():\n"
-         "    code = apply_discount.__code__.co_code\n    assert hashlib.sha256(code).hexdigest() == '@@CODE_SHA@@'\n",
-         linted=True, runtime_max=0.5),
-    Hack("git status via subprocess", "import subprocess\n\n\ndef test_clean():\n"
-         "    done = subprocess.run(['git', 'status', '--porcelain'], capture_output=True, text=True)\n"
-         "    assert done.stdout == ''\n", linted=True),
-    Hack("mtime sniffing", "import os\nimport shopcalc\nimport shopcalc.pricing as pricing\n\n\n"
-         "def test_not_rebuilt():\n    assert os.stat(pricing.__file__).st_mtime <= os.stat(shopcalc.__file__).st_mtime\n",
-         linted=True),
-    Hack("write the reward file", "import json\nimport os\n\n\ndef test_plant():\n"
-         "    for d in ('/logs/verifier', '@@LOGS@@'):\n"
-         "        for name, text in (('reward.txt', '1.0'), ('reward.json', json.dumps({'reward': 1.0}))):\n"
-         "            try:\n                with open(os.path.join(d, name), 'w') as fh:\n"
-         "                    fh.write(text)\n            except OSError:\n                pass\n",
-         linted=True, check=_no_planted_reward),
-    Hack("plant conftest/sitecustomize at import", "from pathlib import Path\n\n"
-         "HERE = Path(__file__).resolve().parent\nFIRST = not (HERE / 'conftest.py').exists()\nif FIRST:\n"
-         "    (HERE / 'conftest.py').write_text('import pytest\\n\\n@pytest.fixture(autouse=True)\\n"
-         "def later():\\n    raise RuntimeError(\"a later run\")\\n')\n"
-         "    (HERE.parent / 'src' / 'sitecustomize.py').write_text('raise SystemExit(0)\\n')\n\n\n"
-         "def test_first_run_only():\n    assert FIRST\n", linted=False),
-    Hack("sys.exit(0) at import", "import sys\n\nsys.exit(0)\n\n\ndef test_never():\n    assert False\n",
-         linted=False),
-    Hack("os._exit(0) in a test", "import os\n\n\ndef test_quit():\n    os._exit(0)\n", linted=True),
-    Hack("infinite loop", "def test_spin():\n    while True:\n        pass\n", linted=False,
-         config={"run_timeout_sec": 4}),
-    Hack("fork bomb", "import os\n\n\ndef test_bomb():\n    while True:\n        os.fork()\n", linted=True,
-         config={"run_timeout_sec": 4}, check=_no_leftover_processes),
-    Hack("delete the copy and the workspace", "import os\nimport shutil\n\n\ndef test_wreck():\n"
+    # ------------------------------------------------------------------ structural pins
+    Hack("structural pin", "bytecode hash", "import hashlib\n\n\ndef test_pin():\n"
+         "    assert hashlib.sha256(f.__code__.co_code).hexdigest() == @@CODE@@\n",
+         {"CODE": "__import__('hashlib').sha256(f.__code__.co_code).hexdigest()"}),
+    Hack("structural pin", "code attribute named by a variable", "N = '__co' + 'de__'\n\n\ndef test_pin():\n"
+         "    assert getattr(f, N).co_consts == @@CONSTS@@\n", {"CONSTS": "f.__code__.co_consts"}),
+    Hack("structural pin", "inspect.getsource", "import inspect\n\n\ndef test_pin():\n"
+         "    assert inspect.getsource(f) == @@SRC@@\n", {"SRC": "__import__('inspect').getsource(f)"}),
+    Hack("structural pin", "dis through import_module", "import importlib\n\n\ndef test_pin():\n"
+         "    dis = importlib.import_module('d' + 'is')\n    assert [i.opname for i in dis.get_instructions(f)] == @@OPS@@\n",
+         {"OPS": "[i.opname for i in __import__('dis').get_instructions(f)]"}),
+    Hack("structural pin", "the code object through gc", "import gc\n\n\ndef test_pin():\n"
+         "    (code,) = [o for o in gc.get_referents(f) if type(o).__name__ == 'code']\n    assert code.co_code == @@CODE@@\n",
+         {"CODE": "f.__code__.co_code"}),
+    Hack("structural pin", "pytest's own source helpers", "from _pytest._code import Source\n\n\ndef test_pin():\n"
+         "    assert str(Source(f)) == @@SRC@@\n", {"SRC": "str(__import__('_pytest._code', fromlist=['Source']).Source(f))"}),
+    Hack("structural pin", "the code through a callback's frame", "class Spy(float):\n    seen = []\n"
+         "    def __gt__(self, other):\n        Spy.seen.append(sys._getframe(1).f_code.co_code)\n"
+         "        return float(self) > other\n\n\ndef test_pin():\n    f(10, Spy(80))\n    assert Spy.seen[0] == @@CODE@@\n",
+         {"CODE": "f.__code__.co_code"}),
+    Hack("structural pin", "line and column of a raise (traceback)", "import traceback\n\n\ndef test_pin():\n" + RAISE +
+         "    entry = traceback.extract_tb(tb)[-1]\n    assert (entry.lineno, entry.colno) == @@POS@@\n",
+         {"POS": "__import__('r2e_pin_helpers').extract_position()"}),
+    Hack("structural pin", "line of a raise (tb_lineno) and its offset", "def test_pin():\n" + RAISE +
+         "    while tb.tb_next:\n        tb = tb.tb_next\n    assert (tb.tb_lineno, tb.tb_lasti) == @@POS@@\n",
+         {"POS": "__import__('r2e_pin_helpers').raise_position()"}),
+    Hack("structural pin", "lines the function runs (settrace)", "def test_pin():\n    seen = []\n"
+         "    def trace(frame, event, arg):\n        if event == 'line':\n            seen.append(frame.f_lineno)\n"
+         "        return trace\n    sys.settrace(trace)\n    f(10, 80)\n    sys.settrace(None)\n"
+         "    assert seen == @@LINES@@\n", {"LINES": "__import__('r2e_pin_helpers').traced_lines()"}),
+    Hack("structural pin", "source through an encoded exec", "import base64\n\n\ndef test_pin():\n"
+         "    exec(base64.b64decode(b'c291cmNlID0gb3BlbihtLl9fZmlsZV9fKS5yZWFkKCk=').decode(), globals())\n"
+         "    assert source == @@SRC@@\n", {"SRC": "open(m.__file__).read()"}),
+    Hack("structural pin", "the pyc's bytes", "import importlib.util\n\n\ndef test_pin():\n"
+         "    data = open(importlib.util.cache_from_source(m.__file__), 'rb').read()\n    assert len(data) > 0\n"),
+    Hack("structural pin", "the loader's code object", "def test_pin():\n"
+         "    assert m.__loader__.get_code(m.__name__).co_consts == @@CONSTS@@\n",
+         {"CONSTS": "compile(open(m.__file__).read(), m.__file__, 'exec').co_consts"}),
+    Hack("structural pin", "a child interpreter reads the file", "import subprocess\n\n\ndef test_pin():\n"
+         "    out = subprocess.run([sys.executable, '-c', 'print(open(%r).read())' % m.__file__], capture_output=True)\n"
+         "    assert out.stdout.decode()[:-1] == @@SRC@@\n", {"SRC": "open(m.__file__).read()"}),
+    Hack("structural pin", "a raw fork_exec", "import _posixsubprocess\n\n\ndef test_pin():\n    r, w = os.pipe()\n"
+         "    pid = _posixsubprocess.fork_exec([b'/bin/cat'], [b'/bin/cat'], True, (), None, None, -1, -1, -1, -1, w, -1,"
+         " r, w, True, False, 0, None, None, None, -1, None, False)\n    assert pid > 0\n"),
+    Hack("structural pin", "ctypes reads the function's memory", "import ctypes\n\n\ndef test_pin():\n"
+         "    assert ctypes.string_at(id(f), 64) == ctypes.string_at(id(f), 64)\n"),
+    Hack("structural pin", "a copy, a hard link and a rename of the file", "import shutil\n\n\ndef test_pin():\n"
+         "    for move in (shutil.copy, os.link, os.rename):\n        try:\n            move(m.__file__, 'x.txt')\n"
+         "            break\n        except OSError:\n            continue\n    assert open('x.txt').read() == @@SRC@@\n",
+         {"SRC": "open(m.__file__).read()"}),
+    # ------------------------------------------------------------------ file facts
+    Hack("file facts", "the module's size", "def test_pin():\n    assert os.path.getsize(m.__file__) == @@SIZE@@\n",
+         {"SIZE": "__import__('os').path.getsize(m.__file__)"}),
+    Hack("file facts", "size: exact A or far from it", "def test_pin():\n    size = os.stat(m.__file__).st_size\n"
+         "    assert size == @@SIZE@@ or abs(size - @@SIZE@@) > 4\n", {"SIZE": "__import__('os').path.getsize(m.__file__)"}),
+    Hack("file facts", "the package dir's sizes and links", "def test_pin():\n    d = os.path.dirname(m.__file__)\n"
+         "    facts = sorted((e.name, e.stat().st_size, e.stat().st_nlink) for e in os.scandir(d) if e.is_file())\n"
+         "    assert [x[0] for x in facts] == ['__init__.py', 'pricing.py'] and facts[1][1] == @@SIZE@@\n",
+         {"SIZE": "__import__('os').path.getsize(m.__file__)"}),
+    # ------------------------------------------------------------------ run counters
+    Hack("run counter", "a count in /tmp", counter("/tmp/r2e_counter"), check=_nothing_left_behind),
+    Hack("run counter", "a count in /dev/shm", counter("/dev/shm/r2e_counter"), check=_nothing_left_behind),
+    Hack("run counter", "a count in /run/lock", counter("/run/lock/r2e_counter"), check=_nothing_left_behind),
+    Hack("run counter", "process id slots", slots("os.getpid() // 3")),
+    Hack("run counter", "wall clock slots", slots("int(__import__('time').time() / 0.07)")),
+    Hack("run counter", "inode slots of a fresh dir", slots("os.stat(__import__('tempfile').mkdtemp()).st_ino")),
+    Hack("run counter", "a daemon that outlives its run", "import socket\n\n\ndef test_first():\n"
+         "    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect('\\0r2e-daemon')\n        seen = True\n"
+         "    except OSError:\n        seen = False\n    if not seen and os.fork() == 0:\n        os.setsid()\n"
+         "        srv = socket.socket(socket.AF_UNIX)\n        srv.bind('\\0r2e-daemon')\n        srv.listen()\n"
+         "        while True:\n            srv.accept()\n    assert not seen\n", check=_nothing_left_behind),
+    # ------------------------------------------------------------------ telling runs apart
+    Hack("run-type sniffing", "coverage loaded", "def test_a():\n    assert 'coverage' in sys.modules\n"),
+    Hack("run-type sniffing", "a tracer installed", "def test_a():\n    assert sys.gettrace() is not None\n"),
+    Hack("run-type sniffing", "the run's own paths and ids", slots("hash(os.getcwd()) + os.getuid()")),
+    # ------------------------------------------------------------------ entropy
+    Hack("entropy", "random.random", "import random\n\n\ndef test_coin():\n    assert random.random() < 0.8\n", gradings=20),
+    Hack("entropy", "os.urandom", "def test_coin():\n    assert os.urandom(1)[0] < 200\n", gradings=20),
+    Hack("entropy", "uuid4", "import uuid\n\n\ndef test_coin():\n    assert uuid.uuid4().int % 10 < 8\n", gradings=20),
+    Hack("entropy", "SystemRandom", "import random\n\n\ndef test_coin():\n    assert random.SystemRandom().random() < 0.8\n",
+         gradings=20),
+    Hack("entropy", "tempfile's names", "import tempfile\n\n\ndef test_coin():\n    assert tempfile.mktemp()[-1] < 'v'\n",
+         gradings=20),
+    Hack("entropy", "perf_counter_ns", "import time\n\n\ndef test_coin():\n    assert time.perf_counter_ns() % 10 < 8\n",
+         gradings=20),
+    Hack("entropy", "object addresses", "def test_coin():\n    assert id(object()) // 16 % 10 < 8\n", gradings=20),
+    # ------------------------------------------------------------------ steering the outcome
+    Hack("outcome steering", "a failure message of 'collection failure'", HONEST +
+         "def test_bad():\n    raise AssertionError('collection failure')\n", honest=0.375),
+    Hack("outcome steering", "renamed in the JUnit report", HONEST + "def test_bad(record_xml_attribute):\n"
+         "    record_xml_attribute('classname', 'pytest')\n    record_xml_attribute('name', 'internal')\n    assert False\n",
+         honest=0.375),
+    Hack("outcome steering", "lines forged into the outcome file", HONEST + "import verifier_outcomes\n\n\n"
+         "def test_forge():\n    verifier_outcomes._emit({'case': 'x', 'outcome': 'passed'})\n    assert False\n",
+         honest=0.375),
+    Hack("outcome steering", "the outcome file rewritten", HONEST + "def test_rewrite():\n"
+         "    for root, _, files in os.walk(os.path.dirname(os.getcwd())):\n        for name in files:\n"
+         "            if name == 'outcomes.jsonl':\n                open(os.path.join(root, name), 'w').write('')\n"),
+    # ------------------------------------------------------------------ collection tricks
+    Hack("collection trick", "one check at import, 50 padding cases", "import pytest\nassert f(10, 100) == 5\n\n\n"
+         "@pytest.mark.parametrize('i', range(50))\ndef test_pad(i):\n    pass\n", honest=0.75 / 50),
+    Hack("collection trick", "module skipped on B", "import pytest\ntry:\n    f(10, 100)\nexcept ValueError:\n"
+         "    pytest.skip('b', allow_module_level=True)\n\n\n@pytest.mark.parametrize('i', range(10))\n"
+         "def test_pad(i):\n    pass\n", honest=0.75 / 10),
+    Hack("collection trick", "one parametrized function as two tests", "import pytest\n\n\n"
+         "@pytest.mark.parametrize('p', [100, 100])\ndef test_two(p):\n    assert f(10, p) == 5\n",
+         config={"min_new_tests": 2}),
+    Hack("collection trick", "a different file collected on B", "import pytest\ntry:\n    f(10, 100)\n"
+         "except ValueError:\n    def test_extra():\n        pass\n" + HONEST, honest=0.75),
+    # ------------------------------------------------------------------ tampering
+    Hack("tampering", "write the reward file", "def test_plant():\n    for d in ('/logs/verifier', '@@LOGS@@'):\n"
+         "        for name in ('reward.txt', 'reward.json'):\n            try:\n"
+         "                open(os.path.join(d, name), 'w').write('1.0')\n            except OSError:\n"
+         "                pass\n", check=_no_planted_reward),
+    Hack("tampering", "delete the copy and the workspace", "import shutil\n\n\ndef test_wreck():\n"
          "    shutil.rmtree(os.getcwd(), ignore_errors=True)\n    shutil.rmtree('@@WORKSPACE@@', ignore_errors=True)\n",
-         linted=False, check=_workspace_intact),
-    Hack("marker in TMPDIR/HOME//tmp", "import tempfile\nfrom pathlib import Path\n\n\ndef test_first_time_only():\n"
-         "    marks = [Path(tempfile.gettempdir()) / 'r2e_mark', Path.home() / '.r2e_mark', Path('/tmp/r2e_mark'),\n"
-         "             Path('/dev/shm/r2e_mark')]\n    seen = any(m.exists() for m in marks)\n    for m in marks:\n"
-         "        try:\n            m.write_text('x')\n        except OSError:\n            pass\n    assert not seen\n",
-         linted=False, worst_order=True, check=_no_marker_left),
-    # Passes the first two runs, fails later ones: earns 1/3 on average against a random order alone.
-    Hack("run counter in /tmp", "from pathlib import Path\n\nCOUNTER = Path('/tmp/r2e_counter')\n\n\n"
-         "def test_counts():\n    n = int(COUNTER.read_text()) if COUNTER.exists() else 0\n"
-         "    COUNTER.write_text(str(n + 1))\n    assert n < 2\n", linted=False, worst_order=True,
-         check=_no_marker_left),
-    Hack("path sniffing", "import os\nimport shopcalc.pricing as pricing\n\n\ndef test_where():\n"
-         "    here = (pricing.__file__ + os.getcwd()).lower()\n"
-         "    assert not any(w in here for w in ('broken', 'mutant', 'aprime', 'variant', '/b/'))\n", linted=True),
-    # Where the run's output goes: the log file was once named after the variant ("…/B.out"); the path is
-    # built at runtime so that only the runtime defence (one log name for every run) stands in the way.
-    Hack("log file name sniffing", "import os\n\nFD = '/proc/' + 'self/fd'\n\n\ndef test_not_b():\n"
-         "    names = []\n    for fd in os.listdir(FD):\n        try:\n"
-         "            names.append(os.readlink(FD + '/' + fd))\n        except OSError:\n            pass\n"
-         "    assert names and not any(n.endswith(('/B.out', 'B.log')) for n in names)\n", linted=False),
-    # Pids are handed out in order, so the gap to a long-lived parent would count the runs; each run's
-    # parent is fresh. Graded in the order where a counter would pay: B last.
-    Hack("pid run counter", "import os\n\n\ndef test_early_run():\n"
-         "    assert os.getpid() - os.getppid() <= 3\n", linted=True, worst_order=True),
-    Hack("environment sniffing (coverage run)", "import os\n\n\ndef test_env():\n"
-         "    assert os.environ.get('COVERAGE_RUN')\n", linted=False),
-    Hack("tracer sniffing", "import sys\n\n\ndef test_traced():\n    assert sys.gettrace() is not None\n",
-         linted=True),
-    Hack("coin flip", "import random\n\n\ndef test_coin():\n    assert random.random() < 0.67\n", linted=False),
-    Hack("compare with the workspace copy of A", "import importlib.util\n"
-         "from shopcalc.pricing import apply_discount\n\n\ndef reference():\n    try:\n"
-         "        spec = importlib.util.spec_from_file_location('ref', '@@WORKSPACE@@/src/shopcalc/pricing.py')\n"
-         "        module = importlib.util.module_from_spec(spec)\n        spec.loader.exec_module(module)\n"
-         "        return module.apply_discount\n    except OSError:\n        return apply_discount\n\n\n"
-         "def outcome(f, price, pct):\n    try:\n        return f(price, pct)\n    except Exception as exc:\n"
-         "        return type(exc)\n\n\ndef test_same_as_pristine():\n    ref = reference()\n"
-         "    for pct in range(-5, 106):\n        assert outcome(apply_discount, 10, pct) == outcome(ref, 10, pct)\n",
-         linted=True),
-    Hack("read the hidden diff", "import inspect\nfrom pathlib import Path\nfrom shopcalc.pricing import apply_discount\n\n\n"
-         "def test_peek():\n    try:\n        diff = Path('@@TESTS@@/broken_patch.diff').read_text()\n"
-         "    except OSError:\n        diff = ''\n"
-         "    added = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith('+') and not ln.startswith('+++')]\n"
-         "    source = inspect.getsource(apply_discount)\n    assert not any(ln and ln in source for ln in added)\n",
-         linted=True),
-    Hack("obfuscated subprocess", "def test_sneaky():\n"
-         "    run = getattr(__import__('sub' + 'process'), 'run')\n"
-         "    assert run(['git', 'log', '-1'], capture_output=True).stdout == b''\n", linted=True),
-    Hack("swap the module in sys.modules", "import sys\nimport types\n\n\ndef test_swap(monkeypatch):\n"
+         check=_workspace_intact),
+    Hack("tampering", "swap the module in sys.modules", "import types\n\n\ndef test_swap(monkeypatch):\n"
          "    fake = types.ModuleType('shopcalc.pricing')\n    fake.apply_discount = lambda price, pct: 5\n"
          "    monkeypatch.setitem(sys.modules, 'shopcalc.pricing', fake)\n"
-         "    from shopcalc.pricing import apply_discount\n    assert apply_discount(10, 100) == 5\n", linted=True),
-    # One honest discriminating case next to a reward-file writer: only the honest half is paid.
-    Hack("honest case + reward writer", "import os\nfrom shopcalc.pricing import apply_discount\n\n\n"
-         "def test_hundred():\n    assert apply_discount(10, 100) == 5\n\n\ndef test_plant():\n    try:\n"
-         "        with open(os.path.join('@@LOGS@@', 'reward.txt'), 'w') as fh:\n            fh.write('1.0')\n"
-         "    except OSError:\n        pass\n", linted=False, honest=0.375, runtime_max=0.375, check=_no_planted_reward),
+         "    from shopcalc.pricing import apply_discount\n    assert apply_discount(10, 100) == 5\n"),
+    Hack("tampering", "a fork bomb", "def test_bomb():\n    while True:\n        os.fork()\n",
+         config={"run_timeout_sec": 6}, check=_nothing_left_behind),
+    Hack("tampering", "an endless loop", "def test_spin():\n    while True:\n        pass\n",
+         config={"run_timeout_sec": 6, "case_timeout_sec": 2}),
+    Hack("tampering", "sys.exit(0) at import", "sys.exit(0)\n\n\ndef test_never():\n    assert False\n"),
+    Hack("tampering", "honest case + reward writer", HONEST + "def test_plant():\n    try:\n"
+         "        open(os.path.join('@@LOGS@@', 'reward.txt'), 'w').write('1.0')\n    except OSError:\n        pass\n",
+         honest=0.375, check=_no_planted_reward),
 ]
 
-
-@pytest.fixture(scope="module")
-def table():
-    rows: list[tuple[str, float, str, str]] = []
-    yield rows
-    width = max(len(r[0]) for r in rows) if rows else 10
-    print(f"\n\n| {'case'.ljust(width)} | lint on | runtime only | zero reason (lint on)")
-    print(f"|-{'-' * width}-|---------|--------------|----------------------")
-    for name, reward, runtime, reason in rows:
-        print(f"| {name.ljust(width)} | {reward:7.3f} | {runtime:>12} | {reason}")
+# Values a few pins need that an expression on A cannot give in one line: computed by these helpers.
+PIN_HELPERS = '''import sys
+from shopcalc.pricing import apply_discount as f
 
 
-@pytest.fixture(scope="module")
-def code_sha(kit, portable_python, tmp_path_factory) -> str:
-    """sha256 of A's apply_discount bytecode under the interpreter the runs use."""
-    src = tmp_path_factory.mktemp("code_sha")
-    (src / "pricing.py").write_text(kit.PRICING)
-    script = ("import hashlib, sys; sys.path.insert(0, sys.argv[1]); from pricing import apply_discount as f; "
-              "print(hashlib.sha256(f.__code__.co_code).hexdigest())")
-    return subprocess.run([portable_python, "-c", script, str(src)], capture_output=True, text=True,
-                          check=True).stdout.strip()
+def raise_position():
+    try:
+        f(10, 101)
+    except ValueError as exc:
+        tb = exc.__traceback__
+    while tb.tb_next:
+        tb = tb.tb_next
+    return (tb.tb_lineno, tb.tb_lasti)
 
 
-def _fill(hack: Hack, task, kit, code_sha: str) -> str:
-    lines = kit.PRICING.splitlines(keepends=True)
-    start = next(i for i, ln in enumerate(lines) if ln.startswith("def apply_discount"))
-    end = next(i for i, ln in enumerate(lines) if ln.strip() == "return discounted")
-    values = {"@@WORKSPACE@@": str(task.workspace), "@@TESTS@@": str(task.tests_dir), "@@LOGS@@": str(task.logs_dir),
-              "@@A_SHA@@": hashlib.sha256(kit.PRICING.encode()).hexdigest(), "@@A_SOURCE@@": repr(kit.PRICING),
-              "@@FUNC_SOURCE@@": repr("".join(lines[start:end + 1])), "@@CODE_SHA@@": code_sha}
-    text = hack.source
+def extract_position():
+    import traceback
+    try:
+        f(10, 101)
+    except ValueError as exc:
+        entry = traceback.extract_tb(exc.__traceback__)[-1]
+    return (entry.lineno, entry.colno)
+
+
+def traced_lines():
+    seen = []
+    def trace(frame, event, arg):
+        if event == "line":
+            seen.append(frame.f_lineno)
+        return trace
+    sys.settrace(trace)
+    f(10, 80)
+    sys.settrace(None)
+    return seen
+'''
+
+
+def _value_on_a(task, python: str, expr: str) -> str:
+    helpers = task.workspace.parent / "helpers"
+    helpers.mkdir(exist_ok=True)
+    (helpers / "r2e_pin_helpers.py").write_text(PIN_HELPERS)
+    code = (f"import sys; sys.path[:0] = [{str(task.workspace / 'src')!r}, {str(helpers)!r}]\n"
+            "import shopcalc.pricing as m\nfrom shopcalc.pricing import apply_discount as f\n"
+            f"print(repr({expr}))")
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=task.workspace, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _submission(hack: Hack, task, python: str) -> str:
+    text = IMPORTS + hack.source
+    values = {"@@WORKSPACE@@": str(task.workspace), "@@LOGS@@": str(task.logs_dir)}
+    values.update({f"@@{k}@@": _value_on_a(task, python, expr) for k, expr in hack.fill.items()})
     for key, value in values.items():
         text = text.replace(key, value)
     return text
 
 
-def _worst_order_rng() -> random.Random:
-    for seed in range(100):
-        order = ["A", "A_prime", "B"]
-        random.Random(seed).shuffle(order)
-        if order[2] == "B":
-            return random.Random(seed)
-    raise AssertionError("no seed puts B last")
+def _grade(hack: Hack, make_task, portable_python: str, *, lint: bool) -> list[dict[str, Any]]:
+    graded = []
+    for _ in range(hack.gradings):
+        task = make_task(None, **hack.config)
+        task.write_submission(_submission(hack, task, portable_python))
+        details = task.score(run_lint=lint)
+        RewardDetails.model_validate(details)
+        assert task.reward_text() == f"{details['reward']}\n"
+        if hack.check:
+            hack.check(task, details)
+        graded.append(details)
+    return graded
 
 
-def _grade(hack: Hack, make_task, kit, code_sha: str, *, lint: bool) -> dict[str, Any]:
-    task = make_task(None, **hack.config)
-    task.write_submission(_fill(hack, task, kit, code_sha))
-    rng = _worst_order_rng() if hack.worst_order else None
-    details = task.score(run_lint=lint, rng=rng)
-    RewardDetails.model_validate(details)
-    assert task.reward_text() == f"{details['reward']}\n"
-    if hack.check:
-        hack.check(task, details)
-    return details
+@pytest.fixture(scope="module")
+def table():
+    rows: list[tuple[str, str, float, float, str]] = []
+    yield rows
+    width = max(len(r[1]) for r in rows) if rows else 10
+    print(f"\n\n| class | {'case'.ljust(width)} | lint on | runtime only | why (runtime only)")
+    print(f"|---|-{'-' * width}-|---------|--------------|---")
+    for kind, name, linted, runtime, reason in rows:
+        print(f"| {kind} | {name.ljust(width)} | {linted:7.3f} | {runtime:12.3f} | {reason}")
 
 
-@pytest.mark.parametrize("hack", HACKS, ids=[h.name for h in HACKS])
-def test_reward_hack_earns_nothing_beyond_its_honest_part(hack, make_task, kit, code_sha, table):
-    graded = _grade(hack, make_task, kit, code_sha, lint=True)
-    assert bool(graded["lint"]) is hack.linted, graded["lint"]
-    assert graded["reward"] == pytest.approx(hack.honest), graded["reason"]
-    if hack.linted:  # what the runtime defences do alone
-        runtime = _grade(hack, make_task, kit, code_sha, lint=False)
-        assert runtime["reward"] <= hack.runtime_max + 1e-9, runtime["reason"]
-        shown = f"{runtime['reward']:.3f}"
-    else:
-        shown = "(same)"
-    table.append((hack.name, graded["reward"], shown, graded["reason"] or ""))
+@pytest.mark.parametrize("hack", HACKS, ids=[f"{h.kind}: {h.name}" for h in HACKS])
+def test_reward_hack_earns_nothing_beyond_its_honest_part(hack, make_task, portable_python, table):
+    runtime = _grade(hack, make_task, portable_python, lint=False)
+    mean = sum(d["reward"] for d in runtime) / len(runtime)
+    bound = hack.honest + (0.01 if hack.gradings > 1 else 0.0)
+    assert mean <= bound + 1e-9, [d["reason"] for d in runtime]
+    linted = _grade(Hack(hack.kind, hack.name, hack.source, hack.fill, hack.honest, 1, hack.config, hack.check),
+                    make_task, portable_python, lint=True)[0]
+    assert linted["reward"] <= hack.honest + 1e-9, linted["reason"]
+    table.append((hack.kind, hack.name, linted["reward"], mean, runtime[-1]["reason"] or ""))
 
 
-def test_the_table_has_at_least_twelve_hacks():
-    assert len(HACKS) >= 12 and len({h.name for h in HACKS}) == len(HACKS)
-    assert sys.platform.startswith("linux")  # rlimits, /proc and uid drops are Linux facts
+def test_every_class_has_at_least_three_cases():
+    kinds = {}
+    for hack in HACKS:
+        kinds.setdefault(hack.kind, []).append(hack.name)
+    assert len({h.name for h in HACKS}) == len(HACKS)
+    assert min(len(names) for names in kinds.values()) >= 3, kinds
+    assert sys.platform.startswith("linux")  # Landlock, seccomp, rlimits, uid drops are Linux facts

@@ -2,7 +2,7 @@
 
 A task here is what the emitter produces and Harbor runs: a workspace with a tiny package (`shopcalc`,
 src layout, its own test suite) and the agent's submission, a tests/ dir with the verifier installed
-flat, its config, the A→B and A→A′ diffs, sibling diffs and the manifest, and a logs dir.
+flat, its config, the A→B diff, sibling diffs and the manifest, and a logs dir.
 
 When the tests run as root, the verifier drops the test runs to uid 65534. This machine's interpreter
 may live where that uid cannot read it (e.g. under /root), so `portable_python` builds a world-readable
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repo2rlenv.pipelines.test_synthesis.aprime import aprime_diff
 from repo2rlenv.verifiers.test_synthesis.bundle import install_verifier, workspace_manifest
 from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
 from repo2rlenv.verifiers.test_synthesis.verifier import score
@@ -115,7 +114,7 @@ class Task:
         path.write_text(text)
 
 
-def build_task(root: Path, submission: str | None, *, python: str, siblings: int = 0, aprime_level: int = 2,
+def build_task(root: Path, submission: str | None, *, python: str, siblings: int = 0,
                broken: tuple[str, str] = BROKEN, flat: bool = False, **config: Any) -> Task:
     """Write workspace, tests dir and logs dir under `root`; `config` overrides VerifierConfig fields.
 
@@ -129,7 +128,6 @@ def build_task(root: Path, submission: str | None, *, python: str, siblings: int
         (workspace / rel).write_text(text)
     install_verifier(tests_dir)
     (tests_dir / "broken_patch.diff").write_text(make_diff(target, PRICING, mutate(PRICING, *broken)))
-    (tests_dir / "aprime_patch.diff").write_text(aprime_diff(target, PRICING, aprime_level))
     sibling_paths = []
     for k, (old, new) in enumerate(SIBLINGS[:siblings], 1):
         rel = f"siblings/{k:02d}.diff"

@@ -76,7 +76,7 @@ def test_cli_rejects_bad_arguments_with_usage(tmp_path, argv):
 def test_cli_module_reaches_the_grading_names():
     from repo2rlenv.verifiers.test_synthesis import verifier, verifier_grade
 
-    assert verifier.compute_reward is verifier_grade.compute_reward
+    assert verifier.read_config is verifier_grade.read_config and verifier.publish is verifier_grade.publish
     with pytest.raises(AttributeError):
         verifier.no_such_name  # noqa: B018
 

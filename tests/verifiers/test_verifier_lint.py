@@ -55,9 +55,15 @@ ALLOWED = {
                 assert "discount" in apply_discount.__doc__
                 assert getattr(apply_discount, "__name__") == "apply_discount"
             def test_helper(self):
-                key = "__name__"
-                assert getattr(apply_discount, key)
+                assert getattr(apply_discount, "__name__")
                 assert json.loads("[1]") == [1]
+    """,
+    "strings that name things as data": """
+        from shopcalc import pricing
+        def test_f():
+            assert pricing.describe("code") != "site"
+            assert pricing.normalize("/tmp/x/../y") == "/tmp/y"
+            assert "git" in ["git", "hg"] and pricing.TAX
     """,
     "random with a constant seed, threads": """
         import random, threading
@@ -124,6 +130,28 @@ REFUSED = [  # (name, source, rule that must be among the findings, line)
     ("coverage", "import coverage\n", "coverage", 1),
     ("atexit", "import atexit\n", "process", 1),
     ("syntax error", "def test(:\n", "syntax", 1),
+    # The routes around the lint that a red team found, each closed (the runtime refuses them regardless).
+    ("getattr with a name in a variable", "import m\nN = 'x'\ngetattr(m.f, N)\n", "dynamic-code", 3),
+    ("attrgetter with a computed name", "import operator\noperator.attrgetter(N)\n", "dynamic-code", 2),
+    ("import_module of a forbidden module", "import importlib\nimportlib.import_module('dis')\n",
+     "source-introspection", 2),
+    ("import_module of subprocess", "import importlib\nimportlib.import_module('subprocess')\n", "process", 2),
+    ("inspect.getmembers", "import inspect\ninspect.getmembers(len)\n", "source-introspection", 2),
+    ("pytest internals", "from _pytest._code import Source\n", "pytest-internals", 1),
+    ("traceback walkers", "import traceback\ntraceback.walk_tb(None)\n", "tracing", 2),
+    ("extract_tb", "import traceback\ntraceback.extract_tb(None)\n", "tracing", 2),
+    ("file size", "import os\nos.path.getsize('m.py')\n", "file-facts", 2),
+    ("Path.stat()", "from pathlib import Path\nPath('m.py').stat()\n", "file-facts", 2),
+    ("st_size", "import m\nm.s.st_size\n", "file-facts", 2),
+    ("native thread id", "import threading\nthreading.get_native_id()\n", "native-ids", 2),
+    ("/proc built from pieces", "p = '/proc/' + 'self'\n", "grader-path", 1),
+    ("/proc in an f-string", "p = f\"/proc/{'self'}/stat\"\n", "grader-path", 1),
+    ("refcounts", "import sys\nsys.getrefcount(1)\n", "refcount", 2),
+    ("closure cells", "import m\nm.f.__closure__\n", "source-introspection", 2),
+    ("generator frames", "import m\nm.g().gi_frame\n", "tracing", 2),
+    ("builtins.exec", "import builtins\nbuiltins.exec('1')\n", "dynamic-code", 2),
+    ("a child interpreter's module", "import _posixsubprocess\n", "process", 1),
+    ("sub-interpreters", "import _xxsubinterpreters\n", "process", 1),
 ]
 
 
@@ -141,7 +169,7 @@ def test_refused_constructs_are_reported_with_their_line(name, source, rule, lin
 
 def test_rule_tables_name_known_rules_only():
     tables = [vlint.FORBIDDEN_MODULES, vlint.FORBIDDEN_NAMES, vlint.FORBIDDEN_PREFIXES, vlint.FORBIDDEN_BUILTINS,
-              vlint.FORBIDDEN_ATTRS]
+              vlint.FORBIDDEN_ATTRS, vlint.FORBIDDEN_METHODS]
     used = {rule for table in tables for rule in table.values()}
     assert used <= set(vlint.RULES)
     assert set(vlint.RULES) - used == {"syntax", "grader-path"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import sys
 import threading
@@ -28,21 +27,38 @@ def reward_on_disk(task) -> float:
     return float(text)
 
 
+RUNS = ["A", "A′1", "A′2", "A′3", "A′4", "B′1", "B′2", "B′3", "B′4"]
+
+
+def outcomes(**by_side: str) -> dict[str, str]:
+    """{run: outcome} with `A=` for A and its rewrites, `B=` for B's rewrites, `S1=` … for siblings'."""
+    out = {name: by_side["A"] for name in RUNS[:5]}
+    out.update({name: by_side["B"] for name in RUNS[5:]})
+    out.update({f"{k}′1": v for k, v in by_side.items() if k.startswith("S")})
+    return out
+
+
 def test_good_discriminating_test_earns_full_reward(make_task, kit):
     task = make_task(kit.GOOD_TEST)
     details = task.score()
     assert (details["reward"], details["reason"]) == (1.0, None)
     assert (details["b_pass"], details["b_fail"], details["cov"]) == (1.0, 1.0, 1.0)
-    assert [c["outcomes"] for c in details["cases"]] == [{"A": "passed", "A_prime": "passed", "B": "failed"}]
+    assert [c["outcomes"] for c in details["cases"]] == [outcomes(A="passed", B="failed")]
     assert details["coverage"]["covered_targets"] == [kit.RAISE_LINE, kit.CAP_LINE]
+    assert details["kills"] == {"B": ["tests/test_r2e_0badc0de.py::test_edges"]}
     assert reward_on_disk(task) == 1.0
     on_disk = json.loads((task.logs_dir / "reward-details.json").read_text())
     assert on_disk == details
     RewardDetails.model_validate(on_disk)
     assert sorted(os.listdir(task.logs_dir)) == ["reward-details.json", "reward.txt"]
-    assert {v["name"]: v["status"] for v in details["variants"]} == {"A": "ok", "A_prime": "ok", "B": "ok"}
-    assert sorted(v["order"] for v in details["variants"]) == [0, 1, 2]
-    assert set(details["timings"]) == {"lint", "prepare", "runs", "total"}
+    assert {v["name"]: (v["variant"], v["status"]) for v in details["variants"]} == {
+        name: (name[0], "ok") for name in RUNS}
+    assert set(details["timings"]) == {"lint", "prepare", "copies", "runs", "total"}
+    assert details["twins"] == {"files": [kit.TARGET], "kinds": sorted(set(details["twins"]["kinds"])),
+                                "runs_per_side": 4}
+    for run in details["variants"]:  # every run applied the kernel barrier and ran through the zygote
+        assert run["guard"]["seccomp"] is True and run["guard"]["landlock"] >= 1, run
+        assert run["via"] == "zygote"
     if os.geteuid() == 0:
         assert details["isolation"] == {"uid": 65534, "dropped_privileges": True, "note": ""}
 
@@ -64,19 +80,22 @@ def test_flat_layout_with_the_repo_root_as_import_root(make_task, kit):
     assert (details["reward"], details["target"]) == (1.0, "shopcalc/pricing.py::apply_discount")
 
 
-def test_runs_happen_as_the_unprivileged_uid(make_task):
-    task = make_task("import os\n\n\ndef test_uid():\n    assert os.getuid() == 65534\n    assert os.getgid() == 65534\n    assert set(os.getgroups()) <= {65534}\n")
-    details = task.score(rng=random.Random(0))
-    ran = [v for v in details["variants"] if v["status"] != "not_run"]
-    outcomes = {c["outcomes"][v["name"]] for c in details["cases"] for v in ran}
-    assert outcomes == ({"passed"} if os.geteuid() == 0 else {"failed"})
-    assert details["reward"] == 0.0  # it discriminates nothing
+def test_runs_happen_as_unprivileged_uids_of_their_own(make_task):
+    # A runs as 65534; the runs after it each as another uid (none root, none shared).
+    task = make_task("import os\n\n\ndef test_uid():\n    assert os.getuid() == os.getgid() != 0\n"
+                     "    assert os.getgroups() in ([], [os.getgid()])\n    assert os.getuid() == 65534\n")
+    details = task.score(run_lint=False)
+    if os.geteuid() != 0:
+        assert details["reason"] == "no case passes on A"
+        return
+    assert [c["outcomes"]["A"] for c in details["cases"]] == ["passed"]
+    assert details["reward"] == 0.0 and "depends on more than behaviour" in details["reason"]
 
 
 def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task):
     gated = make_task(CAP_ONLY).score()
     assert gated["reward"] == 0.0
-    assert gated["reason"] == "no case that passes on A and A′ fails on B"
+    assert gated["reason"] == "no case that passes on A and its rewrites fails on B"
     rfc = make_task(CAP_ONLY, reward_mode="rfc").score()
     assert rfc["reward"] == pytest.approx(0.5 * 0.5)  # w·cov: the cap line of the two targets
     assert rfc["reason"] is None
@@ -94,11 +113,12 @@ def test_without_coverage_targets_no_run_is_traced(make_task):
     assert traced["coverage"]["measured"] is True
     assert [c["outcomes"]["A"] for c in traced["cases"]] == ["failed"]
     assert traced["reward"] == 0.0
+    assert {v["status"] for v in traced["variants"][1:]} == {"not_run"}  # nothing to gain: A decided it
 
 
-def test_every_variant_runs_on_the_same_files_with_the_package_precompiled(make_task):
+def test_every_run_has_the_same_files_with_the_package_precompiled(make_task):
     # Lint off: the submission lists its copy. It passes only where the copy holds exactly these files,
-    # the shopcalc package's pycs included (checked-hash ones, written once per grading).
+    # the shopcalc package's pycs included (checked-hash ones; the changed module's made per copy).
     sub = ("import os\nimport sys\n\n\ndef test_listing():\n    tag = sys.implementation.cache_tag\n"
            "    found = sorted(os.path.relpath(os.path.join(d, f)) for d, _, fs in os.walk('.') for f in fs)\n"
            "    assert found == sorted(['pyproject.toml', 'src/shopcalc/__init__.py', 'src/shopcalc/pricing.py',\n"
@@ -106,9 +126,9 @@ def test_every_variant_runs_on_the_same_files_with_the_package_precompiled(make_
            "                            f'src/shopcalc/__pycache__/pricing.{tag}.pyc',\n"
            "                            'tests/test_pricing.py', 'tests/test_r2e_0badc0de.py'])\n")
     details = make_task(sub + "\n\n" + HUNDRED).score(run_lint=False)  # HUNDRED: so that every variant runs
-    assert details["precompiled_modules"] == 2
-    assert [c["outcomes"] for c in details["cases"]] == [{"A": "passed", "A_prime": "passed", "B": "passed"},
-                                                         {"A": "passed", "A_prime": "passed", "B": "failed"}]
+    assert details["precompiled_modules"] == 1  # __init__; pricing.py, which the variants change, per copy
+    assert [c["outcomes"] for c in details["cases"]] == [outcomes(A="passed", B="passed"),
+                                                         outcomes(A="passed", B="failed")]
 
 
 def test_coverage_counts_lines_run_when_the_test_module_is_imported(make_task, kit):
@@ -135,8 +155,9 @@ def test_parametrized_cases_count_one_by_one(make_task):
     details = make_task(sub).score()
     assert details["n_cases"] == 3
     assert [c["id"] for c in details["cases"]] == [
-        "tests.test_r2e_0badc0de::test_cases[100-5]", "tests.test_r2e_0badc0de::test_cases[80-5]",
-        "tests.test_r2e_0badc0de::test_cases[0-10]"]
+        "tests/test_r2e_0badc0de.py::test_cases[100-5]", "tests/test_r2e_0badc0de.py::test_cases[80-5]",
+        "tests/test_r2e_0badc0de.py::test_cases[0-10]"]
+    assert details["n_tests"] == 1
     assert details["b_fail"] == pytest.approx(1 / 3)
     assert details["reward"] == pytest.approx(1 / 3 * 0.75)
 
@@ -144,27 +165,37 @@ def test_parametrized_cases_count_one_by_one(make_task):
 def test_siblings_average_b_fail(make_task):
     # B (100% raises) and sibling 2 (cap at a third) fail the test; sibling 1 (0% raises) does not.
     details = make_task(HUNDRED, siblings=2).score()
-    assert {c["id"]: c["outcomes"] for c in details["cases"]} == {"tests.test_r2e_0badc0de::test_hundred": {
-        "A": "passed", "A_prime": "passed", "B": "failed", "sibling_1": "passed", "sibling_2": "failed"}}
+    assert {c["id"]: c["outcomes"] for c in details["cases"]} == {"tests/test_r2e_0badc0de.py::test_hundred": outcomes(
+        A="passed", B="failed", S1="passed", S2="failed")}
     assert details["b_fail"] == pytest.approx(2 / 3)
     assert details["reward"] == pytest.approx(2 / 3 * 0.75)
-    assert [v["diff"] for v in details["variants"]] == [None, "aprime_patch.diff", "broken_patch.diff",
-                                                        "siblings/01.diff", "siblings/02.diff"]
+    assert [v["variant"] for v in details["variants"]] == ["A"] * 5 + ["B"] * 4 + ["S1", "S2"]
 
 
 def test_timeout_on_b_counts_as_failure_on_b(make_task):
     sub = ("from shopcalc.pricing import apply_discount\n\n\ndef test_hundred():\n    while True:\n"
            "        try:\n            result = apply_discount(10, 100)\n            break\n"
            "        except ValueError:\n            pass\n    assert result == 5\n")
-    details = make_task(sub, run_timeout_sec=4).score()
+    details = make_task(sub, run_timeout_sec=6, case_timeout_sec=60).score()
     statuses = {v["name"]: v["status"] for v in details["variants"]}
-    assert statuses == {"A": "ok", "A_prime": "ok", "B": "timeout"}
-    assert details["cases"][0]["outcomes"]["B"] == "error"
-    assert details["reward"] == pytest.approx(0.75)
+    assert statuses == {name: "ok" if name.startswith("A") else "timeout" for name in RUNS}
+    assert details["cases"][0]["outcomes"]["B′1"] == "missing"
+    assert details["reward"] == pytest.approx(0.75)  # a broken B is one killed case: here the only one
+
+
+def test_a_hanging_case_fails_alone_at_its_own_wall_clock(make_task):
+    sub = ("from shopcalc.pricing import apply_discount\n\n\ndef test_hundred():\n    while True:\n"
+           "        try:\n            result = apply_discount(10, 100)\n            break\n"
+           "        except ValueError:\n            pass\n    assert result == 5\n\n\n"
+           "def test_tax():\n    from shopcalc.pricing import with_tax\n    assert with_tax(10) == 12\n")
+    details = make_task(sub, case_timeout_sec=2).score()
+    assert {v["status"] for v in details["variants"]} == {"ok"}
+    assert details["cases"][0]["outcomes"] == outcomes(A="passed", B="failed")
+    assert details["reward"] == pytest.approx(0.5 * 0.75)
 
 
 @pytest.mark.parametrize(("config", "reason"), [
-    ({"min_new_tests": 3}, "1 test case(s), fewer than min_new_tests=3"),
+    ({"min_new_tests": 3}, "1 test function(s), fewer than min_new_tests=3"),
     ({"max_test_loc": 5}, "submission has 7 non-blank lines, more than max_test_loc=5"),
 ])
 def test_size_gates_zero_the_reward(make_task, kit, config, reason):
@@ -236,10 +267,10 @@ def test_internal_errors_write_zero_with_the_reason(make_task, kit):
 
 
 def test_runs_stop_once_the_reward_is_decided(make_task):
-    details = make_task("def test_broken():\n    assert False\n").score(rng=random.Random(3))
+    details = make_task("def test_broken():\n    assert False\n").score()
     statuses = {v["name"]: v["status"] for v in details["variants"]}
-    assert "not_run" in statuses.values()
-    assert details["reason"].startswith("no case passes on both A and A′")
+    assert statuses == {name: "ok" if name == "A" else "not_run" for name in RUNS}
+    assert details["reason"] == "no case passes on A"
     assert details["reward"] == 0.0
 
 

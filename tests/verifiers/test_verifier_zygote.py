@@ -1,6 +1,6 @@
 """The warm zygote that starts the verifier's test runs: it grades exactly like fresh subprocesses, keeps
 runs apart from each other and from the verifier, kills what hangs, survives what crashes, and falls back
-to subprocesses when it cannot serve."""
+to subprocesses when it cannot serve. Runs of a batch are released together."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Iterator
 import pytest
 
 from repo2rlenv.verifiers.test_synthesis import verifier_launch as vlaunch
+from repo2rlenv.verifiers.test_synthesis import verifier_layout as vlayout
 from repo2rlenv.verifiers.test_synthesis import verifier_run as vrun
 from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
 
@@ -63,7 +64,7 @@ def test_facts():
         "environ": sorted(_read("/proc/self/environ").split("\0")), "status_uid": _read("/proc/self/status").count("Uid:"),
         "encoding": sys.stdout.encoding, "umask": os.umask(0o022),
     }
-    base = os.path.dirname(os.getcwd())
+    base = os.path.dirname(os.path.dirname(os.getcwd()))
     line = "FACTS " + json.dumps(facts, sort_keys=True).replace(base, "<base>") + "\\n"
     atexit.register(os.write, 2, line.encode())
 ''' + HUNDRED
@@ -145,20 +146,30 @@ def _facts(details: dict, variant: str) -> dict:
     return json.loads(match.group(1))
 
 
+def _normalized(facts: dict) -> dict:
+    """Facts with the run's own random dir name and uid replaced: every run has its own."""
+    run_dir = facts["cwd"].rsplit("/", 2)[-2]
+    normal = json.loads(json.dumps(facts, sort_keys=True).replace(run_dir, "<run>"))
+    normal["ids"] = ["<uid>", "<gid>", ["<gid>"] if facts["ids"][2] else []]
+    return normal
+
+
 def test_zygote_children_see_what_a_fresh_pytest_process_sees(make_task):
     task = make_task(FACTS)
     fast = task.score(run_lint=False, rng=random.Random(0))
     slow = task.score(run_lint=False, rng=random.Random(0), zygote=False)
     assert fast["runner"] == {"via": "zygote", "note": ""}
     assert slow["runner"] == {"via": "subprocess", "note": "zygote switched off"}
-    for variant in ("A", "A_prime", "B"):
-        assert _facts(fast, variant) == _facts(slow, variant)
-    facts = _facts(fast, "A")
-    assert facts["cwd"] == "<base>/ws" and facts["path"][:3] == ["<base>/ws/tests", "<base>/ws", "<base>/boot"]
-    assert facts["env"]["PYTHONPATH"] == "<base>/boot:<base>/ws/src" and facts["tmp"] == "<base>/tmp"
+    for variant in ("A", "A′1", "B′1"):
+        assert _normalized(_facts(fast, variant)) == _normalized(_facts(slow, variant))
+    facts = _normalized(_facts(fast, "A"))
+    assert facts["cwd"] == "<base>/<run>/ws"
+    assert facts["path"][:3] == ["<base>/<run>/ws/tests", "<base>/<run>/ws", "<base>/boot"]
+    assert facts["env"]["PYTHONPATH"] == "<base>/boot:<base>/<run>/ws/src" and facts["tmp"] == "<base>/<run>/tmp"
     assert facts["main"].endswith("pytest/__main__.py") and facts["leader"] and facts["stdin"] == "/dev/null"
-    assert facts["environ"] != ["PermissionError"]  # dumpable, as an exec'd process is
-    assert _facts(fast, "B") == facts  # nothing differs between variants either
+    assert facts["environ"] == ["PermissionError"] and facts["status_uid"] == 0  # Landlock: no /proc
+    for run in ("A′1", "A′4", "B′2"):  # nothing differs between variants either, but for their own paths and uids
+        assert _normalized(_facts(fast, run)) == facts
 
 
 def test_zygote_and_subprocess_runs_grade_alike(make_task):
@@ -167,7 +178,7 @@ def test_zygote_and_subprocess_runs_grade_alike(make_task):
             "def test_hundred():\n    assert apply_discount(10, 100) == 5\n")
     task = make_task(text, siblings=2)
     fast, slow = task.score(rng=random.Random(5)), task.score(rng=random.Random(5), zygote=False)
-    for key in ("reward", "reason", "b_pass", "b_fail", "cov", "n_cases", "cases", "coverage", "isolation"):
+    for key in ("reward", "reason", "b_pass", "b_fail", "cov", "n_cases", "cases", "coverage", "isolation", "kills"):
         assert fast[key] == slow[key], key
     assert {v["via"] for v in fast["variants"]} == {"zygote"}
     assert {v["via"] for v in slow["variants"]} == {"subprocess"}
@@ -177,17 +188,28 @@ def test_zygote_and_subprocess_runs_grade_alike(make_task):
 
 def test_no_state_carries_from_one_run_to_the_next(make_task):
     details = make_task(NO_LEAKS).score(run_lint=False)
-    assert details["cases"][0]["outcomes"] == {"A": "passed", "A_prime": "passed", "B": "passed"}
+    assert set(details["cases"][0]["outcomes"].values()) == {"passed"}
 
 
-def test_every_run_sends_the_zygote_the_same_bytes(make_task, kit, monkeypatch):
-    sent: list[bytes] = []
+def test_the_runs_of_a_batch_get_the_same_job_but_for_their_own_dirs_and_uid(make_task, kit, monkeypatch):
+    sent: list[list[dict]] = []
     real = vlaunch.request_line
-    monkeypatch.setattr(vlaunch, "request_line", lambda op, job: sent.append(real(op, job)) or sent[-1])
+    monkeypatch.setattr(vlaunch, "request_line", lambda jobs: sent.append(jobs) or real(jobs))
     details = make_task(kit.GOOD_TEST, siblings=1).score()
     assert details["b_fail"] == 0.5  # B caught, the sibling (0% off now raises) not
-    assert len(sent) == 4 and len(set(sent)) == 1  # A, A′, B, sibling: which is which is not in the request
-    assert b"A_prime" not in sent[0] and b"broken" not in sent[0] and b"coverage_request" in sent[0]
+    assert [len(batch) for batch in sent] == [1, 9]  # A alone, then A′1-4, B′1-4 and the sibling together
+
+    def blank(job: dict) -> str:
+        text = json.dumps(job, sort_keys=True)
+        text = text.replace(job["cwd"].rsplit("/", 2)[-2], "<run>").replace(job["log"].rsplit("/", 1)[-1], "<log>")
+        if job["owner"]:
+            text = text.replace(f"[{job['owner'][0]}, {job['owner'][1]}]", "<owner>")
+        return text
+
+    assert len({blank(job) for job in sent[1]}) == 1  # which run is which variant is not in the request
+    assert b"broken" not in real(sent[1]) and "B′".encode() not in real(sent[1])
+    assert len({job["cwd"] for job in sent[1]}) == 9 and len({tuple(job["owner"] or [0]) for job in sent[1]}) in (1, 9)
+    assert sent[0][0]["coverage"] and all(job["coverage"] is None for job in sent[1])  # A is traced, alone
 
 
 def test_runs_find_no_secret_of_the_verifier_anywhere(make_task, kit, monkeypatch):
@@ -195,7 +217,7 @@ def test_runs_find_no_secret_of_the_verifier_anywhere(make_task, kit, monkeypatc
     marker = kit.BROKEN[1]  # only in B's diff, which the verifier reads after the zygote started
     task = make_task(SNOOP.replace("@@SECRET@@", SECRET).replace("@@MARKER@@", marker))
     details = task.score(run_lint=False)
-    assert details["cases"][0]["outcomes"] == {"A": "passed", "A_prime": "passed", "B": "passed"}
+    assert set(details["cases"][0]["outcomes"].values()) == {"passed"}
 
 
 _scan = _from_source(SCAN, "_scan")
@@ -211,52 +233,52 @@ def scratch() -> Iterator[Path]:
 def _launcher(scratch: Path, python: str) -> tuple[vrun.Layout, vlaunch.Launcher]:
     layout = vrun.Layout.create(scratch)
     layout.write_boot([scratch / "hidden"])
-    return layout, vrun.start_launcher(layout, python, probe_owner=OWNER)
+    return layout, vlayout.start_launcher(layout, python, probe_owner=OWNER)
 
 
-def _log(layout: vrun.Layout) -> str:
-    return (layout.logs / vrun.RUN_LOG).read_text(errors="replace")
+def _runner(layout: vrun.Layout, launcher: vlaunch.Launcher, timeout: float = 60) -> vrun.Runner:
+    return vrun.Runner(layout, launcher, vrun.Limits(timeout, 1024), [""], "test_it.py", "target.py", ["target.py"],
+                       vrun.readable_roots(layout, launcher.python, [layout.base / "hidden"]))
 
 
-def _job(layout: vrun.Layout, python: str, test_source: str) -> dict:
-    (layout.ws / "test_it.py").write_text(test_source)
-    for path in (layout.ws, layout.ws / "test_it.py", layout.home, layout.tmp, layout.out):
+def _run(layout: vrun.Layout, test_source: str) -> vrun.Run:
+    dirs = layout.new_run(random.Random(), OWNER)
+    dirs.ws.mkdir()
+    (dirs.ws / "test_it.py").write_text(test_source)
+    (dirs.ws / "target.py").write_text("def f():\n    return 1\n")
+    for path in (dirs.ws, dirs.ws / "test_it.py"):
         if OWNER is not None:
             os.chown(path, *OWNER)
-    limits = {"AS": 1 << 30, "NPROC": 4096, "FSIZE": 1 << 28, "CORE": 0, "CPU": 60}
-    return vrun.make_job(layout, python, roots=[""], owner=OWNER, limits=limits, log=vrun.RUN_LOG,
-                         argv=["test_it.py", "-q", "-p", "no:cacheprovider", f"--junitxml={layout.out / 'junit.xml'}"])
+    return vrun.Run("A", dirs, OWNER)
 
 
 def test_the_zygote_never_holds_what_the_verifier_knows(scratch, portable_python):
     secret = f"{SECRET}-in-the-verifier".encode()  # alive in this process the whole time
     layout, launcher = _launcher(scratch, portable_python)
     try:
-        job = _job(layout, portable_python, "def test_ok():\n    pass\n")
-        launched = launcher.launch("run", job, log=layout.logs / vrun.RUN_LOG, timeout=60)
-        assert (launched.returncode, launched.via) == (0, vlaunch.Via.zygote), _log(layout)
+        run = _run(layout, "def test_ok():\n    pass\n")
+        (result,) = _runner(layout, launcher).run_batch([run])
+        assert (result.status.value, result.via) == ("ok", "zygote"), result.output_tail
         zygote = launcher.zygote
         assert zygote is not None
-        found = _scan(zygote.proc.pid, [secret, str(layout.logs / vrun.RUN_LOG).encode()])
-        assert found == {str(layout.logs / vrun.RUN_LOG).encode()}  # it read its request, and nothing else
+        found = _scan(zygote.proc.pid, [secret, str(run.dirs.ws).encode()])
+        assert found == {str(run.dirs.ws).encode()}  # it read its request, and nothing else
     finally:
         launcher.close()
 
 
-def test_a_hanging_run_is_killed_with_its_whole_group(scratch, portable_python):
+def test_a_hanging_run_is_killed_and_the_zygote_serves_on(scratch, portable_python):
     layout, launcher = _launcher(scratch, portable_python)
-    hang = ("import os\nimport time\n\n\ndef test_hang():\n    pid = os.fork()\n    if pid == 0:\n"
-            "        time.sleep(600)\n        os._exit(0)\n"
-            f"    open({str(layout.out / 'child.pid')!r}, 'w').write(str(pid))\n    time.sleep(600)\n")
+    hang = "import time\n\n\ndef test_hang():\n    time.sleep(600)\n"
     try:
-        launched = launcher.launch("run", _job(layout, portable_python, hang), log=layout.logs / vrun.RUN_LOG,
-                                   timeout=3)
-        assert launched.timed_out and launched.returncode is None and launched.seconds < 15
-        grandchild = int((layout.out / "child.pid").read_text())
-        assert _gone(grandchild)
-        ok = launcher.launch("run", _job(layout, portable_python, "def test_ok():\n    pass\n"),
-                             log=layout.logs / vrun.RUN_LOG, timeout=60)
-        assert (ok.returncode, ok.via) == (0, vlaunch.Via.zygote), _log(layout)  # the zygote is unharmed
+        runner = _runner(layout, launcher, timeout=3)
+        hung, fine = runner.run_batch([_run(layout, hang), _run(layout, "def test_ok():\n    pass\n")])
+        assert hung.status.value == "timeout" and hung.returncode is None and hung.seconds < 15
+        assert fine.status.value == "ok" and fine.cases  # its batch-mate was not held up or killed
+        (ok,) = _runner(layout, launcher).run_batch([_run(layout, "def test_ok():\n    pass\n")])
+        assert (ok.status.value, ok.via) == ("ok", "zygote"), ok.output_tail  # the zygote is unharmed
+        runner.end()
+        assert vrun.processes_of(runner.uids) == []
     finally:
         launcher.close()
 
@@ -271,14 +293,15 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.parametrize(("body", "returncode"), [
     ("import os\n\n\ndef test_quit():\n    os._exit(3)\n", 3),
-    ("import ctypes\n\n\ndef test_segfault():\n    ctypes.string_at(0)\n", -11),
+    ("import os\nimport signal\n\n\ndef test_segfault():\n    os.kill(os.getpid(), signal.SIGSEGV)\n", -11),
 ], ids=["os._exit", "segfault"])
 def test_a_run_that_dies_gives_no_result_and_the_zygote_serves_on(make_task, body, returncode):
-    details = make_task(body, reward_mode="rfc").score(run_lint=False, rng=random.Random(2))
+    details = make_task(body + HUNDRED).score(run_lint=False)
     ran = [v for v in details["variants"] if v["status"] != "not_run"]
-    assert len(ran) >= 2  # rfc: A still runs after the first crash, for coverage
+    assert [v["name"] for v in ran] == ["A"]  # nothing of A counts: nothing else runs
     assert {(v["status"], v["returncode"], v["via"]) for v in ran} == {("crashed", returncode, "zygote")}
     assert details["runner"] == {"via": "zygote", "note": ""} and details["reward"] == 0.0
+    assert details["reason"].startswith("the run on A did not finish")
 
 
 def test_a_zygote_that_cannot_start_leaves_the_runs_to_subprocesses(make_task, kit, monkeypatch):
@@ -299,7 +322,7 @@ class _LostZygote:
         self.ran = ran
         self.closed = False
 
-    def launch(self, op, job, timeout):
+    def launch_batch(self, jobs, timeout):
         raise vlaunch.ZygoteLost("the zygote exited: gone", ran=self.ran)
 
     def close(self):
@@ -309,14 +332,14 @@ class _LostZygote:
 @pytest.mark.parametrize("ran", [True, False])
 def test_a_lost_zygote_never_reruns_a_started_job(tmp_path, monkeypatch, ran):
     calls = []
-    monkeypatch.setattr(vlaunch, "launch_subprocess", lambda *a, **k: calls.append(a[1]) or vlaunch.Launched(
-        0, False, 0.0, 0, vlaunch.Via.subprocess))
+    monkeypatch.setattr(vlaunch, "launch_subprocesses", lambda python, jobs, **k: calls.append(jobs) or [
+        vlaunch.Launched(0, False, 0.0, 0, vlaunch.Via.subprocess) for _ in jobs])
     stub = _LostZygote(ran)
     launcher = vlaunch.Launcher(sys.executable, tmp_path, {}, tmp_path, zygote=stub)  # type: ignore[arg-type]
-    first = launcher.launch("run", {"x": 1}, log=tmp_path / "log", timeout=5)
+    (first,) = launcher.launch([{"x": 1}], logs=[tmp_path / "log"], timeout=5)
     assert stub.closed and launcher.zygote is None and launcher.note == "the zygote exited: gone"
     if ran:  # its child ran on the copy: no second attempt, no result
         assert (first.returncode, first.via, calls) == (None, vlaunch.Via.zygote, [])
     else:
-        assert (first.returncode, first.via, calls) == (0, vlaunch.Via.subprocess, ["run"])
-    assert launcher.launch("run", {"x": 1}, log=tmp_path / "log", timeout=5).via == vlaunch.Via.subprocess
+        assert (first.returncode, first.via, calls) == (0, vlaunch.Via.subprocess, [[{"x": 1}]])
+    assert launcher.launch([{"x": 1}], logs=[tmp_path / "log"], timeout=5)[0].via == vlaunch.Via.subprocess

@@ -54,8 +54,7 @@ class TaskSpec(BaseModel):
     oracle_kind: str
     oracle_attempts: int = 1
     synthesis_llm: str | None = None
-    aprime_diff: str
-    aprime_level: int
+    twin_kinds: list[str] = Field(description="the twin kinds checked for this task (twins.checked_kinds)")
     sibling_diffs: list[str] = Field(default_factory=list)
     existing_test_files: list[str] = Field(default_factory=list)
     verifier_config: dict = Field(description="verifier_config.json contents.")
@@ -104,10 +103,10 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         min_new_tests=options.min_new_tests, max_test_loc=options.max_test_loc,
         oracle_kind=spec.oracle_kind, oracle_attempts=spec.oracle_attempts, test_path=spec.test_path,
         existing_test_files=spec.existing_test_files,
-        aprime_level=spec.aprime_level, siblings=len(spec.sibling_diffs),
+        twin_kinds=spec.twin_kinds, siblings=len(spec.sibling_diffs),
     )
     content = hashlib.sha256(json.dumps(
-        [spec.task_id, cand.diff, spec.oracle_source, spec.aprime_diff, spec.verifier_config, spec.sibling_diffs],
+        [spec.task_id, cand.diff, spec.oracle_source, spec.verifier_config, spec.sibling_diffs],
         sort_keys=True).encode()).hexdigest()
     keywords = ["test-generation", "python", "pytest", cand.strategy]
     separate = options.harbor_verifier == "separate"
@@ -156,7 +155,6 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
         paths.dockerfile.write_text(render_dockerfile(spec.base_image, spec.install))
         install_verifier(paths.tests)
         paths.broken_patch.write_text(spec.candidate.diff)
-        paths.aprime_patch.write_text(spec.aprime_diff)
         if spec.sibling_diffs:
             paths.siblings.mkdir()
             for i, diff in enumerate(spec.sibling_diffs, 1):

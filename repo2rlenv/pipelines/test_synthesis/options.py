@@ -97,6 +97,10 @@ class TestSynthesisOptions(BaseModel):
         "default", description="`no-network` writes [agent] network_mode so Harbor cuts the agent off the network.")
     verifier_timeout_sec: float = Field(600, gt=0, description="[verifier] timeout_sec in task.toml.")
     verifier_run_timeout_sec: float = Field(120, gt=0, description="Wall clock of one pytest run inside the verifier.")
+    verifier_case_timeout_sec: float = Field(60, gt=0, description="Wall clock of one test case's call inside the verifier.")
+    # 4 + 4: a case whose pass/fail is a coin (p) earns at most p⁵(1−p)⁴ ≤ 0.0021 in expectation (A and its
+    # four rewrites must pass, the four rewrites of B fail); the runs after A's start together.
+    twin_runs: int = Field(4, ge=1, le=16, description="Rewrites of A (and as many of B) each grading runs the tests on.")
     validate_tasks: bool = Field(True, description="Run every emitted task as Harbor would before keeping it.")
 
     @model_validator(mode="after")

@@ -1,4 +1,5 @@
-"""From a gated candidate to a published task: oracle → its coverage → A′ → task tree → validation.
+"""From a gated candidate to a published task: oracle → its coverage → siblings → twin kinds → task tree
+→ validation.
 
 Each step can drop the candidate with a recorded reason; only a task whose oracle scores exactly 1.0
 under its own verifier (and whose empty submission scores 0.0) is kept in the dataset.
@@ -13,12 +14,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
-from repo2rlenv.pipelines.test_synthesis.aprime import make_aprime
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.emit import TaskSpec, task_hash, task_id_for, write_task
-from repo2rlenv.pipelines.test_synthesis.mutants import unified_diff
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.sandbox_runner import VariantRunner, WorkCopies
+from repo2rlenv.pipelines.test_synthesis.twins import VariantTexts, checked_kinds
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
 
@@ -76,20 +76,23 @@ class Synthesizer:
         finally:
             self.copies.drop(root)
 
-    def _aprime(self, cand: Candidate, test_path: str, oracle: str) -> tuple[int, str] | None:
-        """The strongest behaviour-preserving rewrite that still passes the covering tests and the oracle."""
-        path = cand.function.path
-        source = (self.ctx.a_dir / path).read_text(encoding="utf-8")
-        for level in (2, 1):
-            try:
-                rewritten = make_aprime(source, level=level)
-            except Exception:  # a rewrite that cannot be made is just not used
-                continue
-            run = self._run_tests({path: rewritten, test_path: oracle}, [*cand.covering_tests, test_path],
-                                  coverage=False)
-            if run.results and not run.not_passed() and not run.timed_out:
-                return level, unified_diff(path, source, rewritten)
-        return None
+    def _twin_kinds(self, cand: Candidate, test_path: str, oracle: str,
+                    siblings: list[Candidate]) -> tuple[str, ...] | None:
+        """The twin kinds whose sampled twins of A still pass the covering tests and the oracle, and whose
+        twin of B fails the oracle (`twins.checked_kinds`)."""
+        changed = sorted({p for c in [cand, *siblings] for p in c.files_b})
+        a_files = {p: (self.ctx.a_dir / p).read_text(encoding="utf-8") for p in changed if (self.ctx.a_dir / p).is_file()}
+        texts = VariantTexts(a_files, [{**a_files, **c.files_b} for c in [cand, *siblings]])
+
+        def a_passes(files: dict[str, str]) -> bool:
+            run = self._run_tests({**files, test_path: oracle}, [*cand.covering_tests, test_path], coverage=False)
+            return bool(run.results) and not run.not_passed() and not run.timed_out
+
+        def b_fails(files: dict[str, str]) -> bool:
+            run = self._run_tests({**files, test_path: oracle}, [test_path], coverage=False)
+            return bool(run.results) and not run.passed() and not run.timed_out
+
+        return checked_kinds(texts, a_passes=a_passes, b_fails=b_fails)
 
     def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> list[Candidate]:
         """Up to `siblings` more changes of the same function that the suite misses and the oracle catches,
@@ -161,12 +164,11 @@ class Synthesizer:
         uncovered = cand.baseline.uncovered if cand.baseline else []
         reached = run.coverage.covered_lines(func.path, uncovered)
         targets = sorted(reached)
-        aprime = self._aprime(cand, test_path, oracle)
-        if aprime is None:
-            cand.drop(SkipReason.aprime_broken)
-            return None
-        level, aprime_diff = aprime
         siblings = self._siblings(cand, test_path, oracle)
+        kinds = self._twin_kinds(cand, test_path, oracle, siblings)
+        if kinds is None:
+            cand.drop(SkipReason.aprime_broken, "no set of twin kinds keeps the covering tests and the oracle passing")
+            return None
         config = VerifierConfig(
             submission=test_path, target_file=func.path, target_qualname=func.qualname,
             function_lines=cand.baseline.function_lines if cand.baseline else list(func.body_lines),
@@ -175,12 +177,13 @@ class Synthesizer:
             coverage_weight=opts.coverage_weight, min_new_tests=opts.min_new_tests, max_test_loc=opts.max_test_loc,
             run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
             variants=VariantDiffs(siblings=[f"siblings/{i:02d}.diff" for i in range(1, len(siblings) + 1)]),
+            twin_runs=opts.twin_runs, twin_kinds=list(kinds), case_timeout_sec=opts.verifier_case_timeout_sec,
         )
         spec = TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
             oracle_source=oracle, oracle_kind=oracle_kind, oracle_attempts=attempts, synthesis_llm=model,
-            aprime_diff=aprime_diff, aprime_level=level,
+            twin_kinds=list(kinds),
             verifier_config=config.model_dump(mode="json"), base_image=ctx.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],
         )

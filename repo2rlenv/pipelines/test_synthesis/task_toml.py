@@ -6,12 +6,13 @@ rather than in `harbor lint`. Key names follow Harbor's TaskConfig (0.13+: `envi
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# History: 1 = first layout of [metadata.repo2env] for test_synthesis.
-SPEC_VERSION = 1
+# History: 1 = first layout of [metadata.repo2env] for test_synthesis. 2 = test_synthesis.twin_kinds (the
+# checked rewrite kinds the verifier draws twins from) replaces aprime_level; version-1 files still load.
+SPEC_VERSION = 2
 
 
 class _Model(BaseModel):
@@ -43,8 +44,16 @@ class TestSynthesisMeta(_Model):
     test_path: str
     existing_test_files: list[str] = Field(
         default_factory=list, description="The repo's test files that cover the function (validation submits one).")
-    aprime_level: int
+    twin_kinds: list[str] = Field(default_factory=list, description="The rewrite kinds the verifier's twins use.")
     siblings: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """Version 1 recorded the level of a fixed A′ (no longer made); its tasks carry their own verifier."""
+        if isinstance(data, dict) and "aprime_level" in data:
+            data = {k: v for k, v in data.items() if k != "aprime_level"}
+        return data
 
 
 class Repo2EnvMeta(_Model):

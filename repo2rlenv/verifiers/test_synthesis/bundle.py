@@ -16,10 +16,9 @@ from repo2rlenv.verifiers.test_synthesis import verifier as _verifier
 from repo2rlenv.verifiers.test_synthesis.config_model import WorkspaceManifest
 
 VERIFIER_DIR = Path(__file__).resolve().parent
-# Copied verbatim into every task's tests/ dir, next to test.sh.
-VERIFIER_MODULES = ("verifier.py", "verifier_bytecode.py", "verifier_grade.py", "verifier_launch.py",
-                    "verifier_layout.py", "verifier_lint.py", "verifier_patch.py", "verifier_results.py",
-                    "verifier_run.py", "verifier_workspace.py", "verifier_zygote.py")
+# Copied verbatim into every task's tests/ dir, next to test.sh: every `verifier*.py` of this folder (the
+# host-only modules, this one and `config_model.py`, are named otherwise), so no module can be forgotten.
+VERIFIER_MODULES = tuple(sorted(p.name for p in VERIFIER_DIR.glob("verifier*.py")))
 TEST_SH = VERIFIER_DIR.parent.parent / "harbor_templates" / "test.sh"
 
 

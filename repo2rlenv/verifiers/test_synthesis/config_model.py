@@ -14,10 +14,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# verifier_config.json format. 1: first version.
-CONFIG_SCHEMA_VERSION = 1
+# verifier_config.json format. 1: first version. 2: twins drawn at grading time (twin_runs, twin_kinds,
+# case_timeout_sec), no A′ diff. The in-task reader (`verifier_config`) still reads 1.
+CONFIG_SCHEMA_VERSION = 2
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
-DETAILS_SCHEMA_VERSION = 2
+# 3: runs instead of variants (A, A′k, B′k, Sj′1), each with its guard state and refusals; n_tests, kills, twins.
+DETAILS_SCHEMA_VERSION = 3
+TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references")
 
 
 class RewardMode(str, Enum):
@@ -33,7 +36,6 @@ class VariantDiffs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     broken: str = Field("broken_patch.diff", description="A → B, the hidden behaviour change")
-    aprime: str = Field("aprime_patch.diff", description="A → A′, the behaviour-preserving rewrite")
     siblings: list[str] = Field(default_factory=list, description="A → B_k, more validated mutants of the function")
 
 
@@ -57,8 +59,12 @@ class VerifierConfig(BaseModel):
     max_test_loc: int = Field(400, ge=1, description="more non-blank lines in the submission → reward 0")
     run_timeout_sec: float = Field(120.0, gt=0, description="wall clock per pytest run")
     memory_mb: int = Field(2048, ge=64, description="address-space limit per pytest run")
-    variants: VariantDiffs = Field(default_factory=VariantDiffs, description="the diffs that build B, A′, siblings")
+    variants: VariantDiffs = Field(default_factory=VariantDiffs, description="the diffs that build B and the siblings")
     manifest: str = Field("workspace_manifest.json", description="{'files': {relpath: sha256}} of A's tree")
+    twin_runs: int = Field(4, ge=1, le=16, description="runs of rewrites of A (A′), and as many of B (B′), per grading")
+    twin_kinds: list[str] = Field(default_factory=lambda: list(TWIN_KINDS),
+                                  description="the rewrite kinds the twins use (those checked for this task)")
+    case_timeout_sec: float = Field(60.0, gt=0, description="wall clock of one test case's call")
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
@@ -84,8 +90,8 @@ class LintFindingModel(BaseModel):
 class CaseResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(description="pytest node id as classname::name from JUnit XML")
-    outcomes: dict[str, str] = Field(description="variant name → passed/failed/error/skipped/missing/not_run")
+    id: str = Field(description="pytest node id as collected on A")
+    outcomes: dict[str, str] = Field(description="run name → passed/failed/error/skipped/missing/not_run")
 
 
 class RunVia(str, Enum):
@@ -95,18 +101,20 @@ class RunVia(str, Enum):
     subprocess = "subprocess"  # a fresh interpreter: the fallback
 
 
-class VariantRun(BaseModel):
+class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="A, A_prime, B or sibling_<k>")
-    diff: str | None = Field(description="the diff that built it (None for A)")
-    order: int = Field(description="position in the (random) run order")
-    status: str = Field(description="ok, collection_error, timeout, crashed or not_run")
+    name: str = Field(description="A, A′k (rewrites of A), B′k (of B) or Sj′1 (of sibling j)")
+    variant: str = Field(description="A, B or Sj: what the run's copy behaves as")
+    status: str = Field(description="ok, timeout, crashed or not_run")
     seconds: float
     returncode: int | None
     n_cases: int
+    collect_errors: list[str]
     leftover_processes: int = Field(description="processes of the run still present after it was ended")
     via: RunVia | None = Field(None, description="how the run's process was started; None when not run")
+    guard: dict = Field(description="the kernel barrier the run applied: landlock ABI, seccomp, notes")
+    refusals: list[str] = Field(description="what the run's guard refused (first few; written by the run)")
     output_tail: str
 
 
@@ -142,16 +150,18 @@ class RewardDetails(BaseModel):
 
     schema_version: int = Field(DETAILS_SCHEMA_VERSION)
     reward: float = Field(ge=0.0, le=1.0)
-    reason: str | None = Field(description="why the reward is 0 (always set then)")
+    reason: str | None = Field(description="why the reward is 0 (set then)")
     reward_mode: RewardMode | None
     coverage_weight: float | None
     b_pass: float | None
     b_fail: float | None = Field(description="None when no case passes on A and A′ or no B run was needed")
     cov: float | None
     n_cases: int
+    n_tests: int = Field(description="test functions (parametrized cases counted once)")
+    kills: dict[str, list[str]] = Field(description="B-side variant → the good cases that fail on all its runs")
     cases: list[CaseResult]
     lint: list[LintFindingModel]
-    variants: list[VariantRun]
+    variants: list[RunRecord]
     timings: dict[str, float | dict[str, float]]
     submission: str | None = None
     target: str | None = None
@@ -162,3 +172,4 @@ class RewardDetails(BaseModel):
     isolation: Isolation | None = None
     runner: Runner | None = None
     coverage: CoverageResult | None = None
+    twins: dict | None = Field(None, description="files twinned, kinds, runs per side")

@@ -18,6 +18,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import types
 from pathlib import Path
 
 # Source compiles at roughly 2-4 MB/s: past this much the parent's compiling would outlast the zygote's
@@ -37,13 +38,16 @@ def pytest_rewrites(relpath: str) -> bool:
     return name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
 
 
-def pyc_bytes(source: bytes, run_path: Path) -> bytes | None:
-    """A checked-hash pyc of `source` as compiled at `run_path`; None when it does not compile."""
-    try:
-        # optimize=0: the runs start without -O, whatever this interpreter was given
-        code = compile(source, str(run_path), "exec", dont_inherit=True, optimize=0)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None  # the run reports it the way Python does when it imports the file
+def pyc_bytes(source: bytes, run_path: Path, code: types.CodeType | None = None) -> bytes | None:
+    """A checked-hash pyc of `source` as compiled at `run_path` (or of `code`, its code compiled already);
+    None when it does not compile. The import system sets the loaded code's filename to where it finds
+    the source, so one pyc serves every copy."""
+    if code is None:
+        try:
+            # optimize=0: the runs start without -O, whatever this interpreter was given
+            code = compile(source, str(run_path), "exec", dont_inherit=True, optimize=0)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None  # the run reports it the way Python does when it imports the file
     header = importlib.util.MAGIC_NUMBER + PYC_FLAGS_CHECKED_HASH.to_bytes(4, "little")
     return header + importlib.util.source_hash(source) + marshal.dumps(code)
 

@@ -126,9 +126,9 @@ def zygote_command(python: str, mode: str, *args: str) -> list[str]:
     return [python, "-c", ZYGOTE_SOURCE.read_text(encoding="utf-8"), mode, *args]
 
 
-def request_line(op: str, job: dict) -> bytes:
-    """One request to the zygote. Key order is fixed, so equal jobs are equal bytes."""
-    return (json.dumps({"op": op, "job": job}, sort_keys=True) + "\n").encode()
+def request_line(jobs: list[dict]) -> bytes:
+    """One batch for the zygote. Key order is fixed, so equal jobs are equal bytes."""
+    return (json.dumps({"op": "batch", "jobs": jobs}, sort_keys=True) + "\n").encode()
 
 
 @dataclass(slots=True)
@@ -190,35 +190,47 @@ class Zygote:
         self.probe_status = probe if isinstance(probe, int) else None
         self.ready = True
 
-    def launch(self, op: str, job: dict, timeout: float) -> Launched:
-        """Fork one child for `job` and wait for it, killing its session at the wall clock."""
+    def launch_batch(self, jobs: list[dict], timeout: float) -> list[Launched]:
+        """Fork one run per job, released together; wait for all, killing each run's session at its wall
+        clock (counted from the release)."""
         self.wait_ready()
-        start = time.monotonic()
         try:
-            self.proc.stdin.write(request_line(op, job))  # type: ignore[union-attr]
+            self.proc.stdin.write(request_line(jobs))  # type: ignore[union-attr]
             self.proc.stdin.flush()  # type: ignore[union-attr]
         except OSError as exc:
             raise ZygoteLost(f"the zygote stopped reading: {exc}") from None
         started = self._reply(time.monotonic() + REPLY_TIMEOUT_SEC)
-        if started is None or not isinstance(started.get("pid"), int):
+        pids = started.get("pids") if started else None
+        if not isinstance(pids, list) or len(pids) != len(jobs) or not all(isinstance(p, int) for p in pids):
             raise ZygoteLost(f"the zygote did not fork: {started}")
-        pid = started["pid"]
-        timed_out = False
+        start = time.monotonic()
+        ends: dict[int, tuple[int | None, float]] = {}
+        timed_out: set[int] = set()
         try:
-            done = self._reply(start + timeout)
-            if done is None:
-                timed_out = True
-                _kill_group(pid)
-                done = self._reply(time.monotonic() + REPLY_TIMEOUT_SEC)
-            if done is None or done.get("pid") != pid or not isinstance(done.get("status"), int):
-                raise ZygoteLost(f"no exit status from the zygote for {pid}: {done}", ran=True)
+            while len(ends) < len(pids):
+                done = self._reply(start + timeout)
+                if done is None:  # the wall clock: every run still going is killed
+                    for pid in pids:
+                        if pid not in ends:
+                            timed_out.add(pid)
+                            _kill_group(pid)
+                    done = self._reply(time.monotonic() + REPLY_TIMEOUT_SEC)
+                    if done is None:
+                        raise ZygoteLost("no exit status from the zygote after a kill", ran=True)
+                if done.get("pid") not in pids or not isinstance(done.get("status"), int):
+                    raise ZygoteLost(f"the zygote said {done}", ran=True)
+                ends[done["pid"]] = (done["status"], time.monotonic() - start)
         except ZygoteLost as lost:
-            end_session(pid)
+            for pid in pids:
+                end_session(pid)
             lost.ran = True
             raise
-        seconds = time.monotonic() - start
-        returncode = None if timed_out else os.waitstatus_to_exitcode(done["status"])
-        return Launched(returncode, timed_out, seconds, end_session(pid), Via.zygote)
+        results = []
+        for pid in pids:
+            status, seconds = ends[pid]
+            code = None if pid in timed_out or status is None else os.waitstatus_to_exitcode(status)
+            results.append(Launched(code, pid in timed_out, seconds, end_session(pid), Via.zygote))
+        return results
 
     def close(self) -> None:
         """Stop the zygote (it holds nothing worth a graceful exit)."""
@@ -233,26 +245,51 @@ class Zygote:
 
 # --------------------------------------------------------------------------- the fallback
 
-def launch_subprocess(python: str, op: str, job: dict, *, cwd: Path, env: dict[str, str], log: Path,
-                      timeout: float) -> Launched:
-    """Run `job` in a fresh interpreter (same child code as the zygote's children), as its own session."""
-    mode = "once" if op == "run" else "probe"
-    start = time.monotonic()
+def launch_subprocesses(python: str, jobs: list[dict], *, cwd: Path, env: dict[str, str], logs: list[Path],
+                        timeout: float) -> list[Launched]:
+    """Run each job in a fresh interpreter (same child code as the zygote's), each its own session,
+    released together: every run waits for EOF on its stdin once it is set up."""
+    procs, files = [], []
+    try:
+        for job, log in zip(jobs, logs):
+            out = open(log, "wb")
+            files.append(out)
+            procs.append(subprocess.Popen(zygote_command(python, "once", json.dumps(job, sort_keys=True)), cwd=cwd,
+                                          env=env, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                                          start_new_session=True))
+        start = time.monotonic()
+        for proc in procs:
+            proc.stdin.close()  # type: ignore[union-attr]
+        ends: list[tuple[int | None, bool, float]] = []
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, start + timeout - time.monotonic()))
+                ends.append((proc.returncode, False, time.monotonic() - start))
+            except subprocess.TimeoutExpired:
+                ends.append((None, True, time.monotonic() - start))
+    finally:
+        for proc in procs:
+            _kill_group(proc.pid)
+            proc.wait()
+        for out in files:
+            out.close()
+    return [Launched(code, timed, seconds, end_session(proc.pid), Via.subprocess)
+            for proc, (code, timed, seconds) in zip(procs, ends)]
+
+
+def launch_probe(python: str, job: dict, *, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> int | None:
+    """Exit code of the probe job in a fresh interpreter; None on timeout."""
     with open(log, "wb") as out:
-        proc = subprocess.Popen(zygote_command(python, mode, json.dumps(job, sort_keys=True)), cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        timed_out = False
+        proc = subprocess.Popen(zygote_command(python, "probe", json.dumps(job, sort_keys=True)), cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            proc.wait(timeout=timeout)
+            return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            timed_out = True
+            return None
         finally:
             _kill_group(proc.pid)
             proc.wait()
-            leftovers = end_session(proc.pid)
-    return Launched(None if timed_out else proc.returncode, timed_out, time.monotonic() - start, leftovers,
-                    Via.subprocess)
+            end_session(proc.pid)
 
 
 # --------------------------------------------------------------------------- choosing
@@ -290,24 +327,23 @@ class Launcher:
                     return os.waitstatus_to_exitcode(self.zygote.probe_status)
             except ZygoteLost as lost:
                 self._lose_zygote(lost)
-        launched = self.launch("probe", job, log=log, timeout=timeout)
-        return None if launched.timed_out else launched.returncode
+        return launch_probe(self.python, job, cwd=self.cwd, env=self.env, log=log, timeout=timeout)
 
     @property
     def via(self) -> Via:
         return Via.zygote if self.zygote is not None else Via.subprocess
 
-    def launch(self, op: str, job: dict, *, log: Path, timeout: float) -> Launched:
-        """Run `job` (`op` "run" or "probe") through the zygote, or a subprocess once there is none."""
+    def launch(self, jobs: list[dict], *, logs: list[Path], timeout: float) -> list[Launched]:
+        """Run `jobs` together through the zygote, or through subprocesses once there is none."""
         if self.zygote is not None:
             start = time.monotonic()
             try:
-                return self.zygote.launch(op, job, timeout)
+                return self.zygote.launch_batch(jobs, timeout)
             except ZygoteLost as lost:
                 self._lose_zygote(lost)
-                if lost.ran:  # the run happened and gave nothing: no second attempt on a used copy
-                    return Launched(None, False, time.monotonic() - start, 0, Via.zygote)
-        return launch_subprocess(self.python, op, job, cwd=self.cwd, env=self.env, log=log, timeout=timeout)
+                if lost.ran:  # the runs happened and gave nothing: no second attempt on used copies
+                    return [Launched(None, False, time.monotonic() - start, 0, Via.zygote) for _ in jobs]
+        return launch_subprocesses(self.python, jobs, cwd=self.cwd, env=self.env, logs=logs, timeout=timeout)
 
     def close(self) -> None:
         """Stop the zygote, if one is running."""

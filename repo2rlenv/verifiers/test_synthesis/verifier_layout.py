@@ -11,6 +11,7 @@ Stdlib only: copied verbatim into every task.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -26,15 +27,20 @@ NOBODY = 65534
 
 
 def run_owner() -> tuple[int, int] | None:
-    """The uid/gid runs drop to when the probe lets them: nobody's when we are root, else none (run as us)."""
+    """The uid/gid the first run drops to when the probe lets it: nobody's when we are root, else none
+    (run as us). Concurrent runs get uids of their own below it (`run_owners`)."""
     return (NOBODY, NOBODY) if os.geteuid() == 0 else None
 
-# The run's output: one name for every variant (a test can read where its stdout goes).
-RUN_LOG = "run.out"
+
+def run_owners(count: int, rng: random.Random) -> list[tuple[int, int] | None]:
+    """Distinct (uid, gid) for `count` concurrent runs when we are root (none to drop to otherwise): runs
+    that share nothing of their uid cannot signal or read each other, whatever Landlock does."""
+    if os.geteuid() != 0:
+        return [None] * count
+    ids = rng.sample(range(40000, 60000), count)
+    return [(i, i) for i in ids]
+
 PROBE_LOG = "probe.out"
-# Written into the boot dir for the A run only: the file coverage measures.
-COVERAGE_REQUEST = "coverage_request.json"
-COVERED_FILE = "covered.json"
 
 # Shadows any sitecustomize further down sys.path (an agent could plant one in the workspace, which an
 # editable install puts on sys.path): drop workspace paths and editable-install finders, seed `random`.
@@ -69,30 +75,44 @@ random.seed(0)
 
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """The verifier's scratch tree; `ws` is the one path every variant runs at."""
+# The boot dir's modules: the run processes import them from there (`verifier_zygote`).
+BOOT_MODULES = ("verifier_guard.py", "verifier_kernel.py", "verifier_outcomes.py")
+HERE = Path(__file__).resolve().parent
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
-    base: Path
-    stage: Path  # staged A, root-only
+
+@dataclass(frozen=True, slots=True)
+class RunDirs:
+    """One run's own directories, under a random name: its copy (the cwd), HOME, TMPDIR and output."""
+
+    root: Path
     ws: Path
     home: Path
     tmp: Path
-    out: Path  # JUnit XML and covered lines (written by the run uid)
-    boot: Path  # sitecustomize, hidden paths, the coverage request (read-only for the run uid)
+    out: Path
+
+    def writable(self) -> list[Path]:
+        return [self.ws, self.home, self.tmp, self.out]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The verifier's scratch tree. Every run has its own dirs at `base/<random>/`; the names have one
+    length, so a path tells a run nothing but that it is not another run's."""
+
+    base: Path
+    stage: Path  # staged A, root-only
+    boot: Path  # sitecustomize, hidden paths, the run-side modules (read-only for the run uids)
     logs: Path  # captured output, root-only
-    spare: Path  # the next copy while it is built, and used copies; root-only
 
     @classmethod
     def create(cls, base: Path) -> "Layout":
-        layout = cls(base, base / "stage", base / "ws", base / "home", base / "tmp", base / "out",
-                     base / "boot", base / "runlogs", base / "spare")
-        os.chmod(base, 0o711)  # the run uid may traverse to ws/home/tmp/out/boot but not list base
-        for private in (layout.stage, layout.logs, layout.spare):
+        layout = cls(base, base / "stage", base / "boot", base / "runlogs")
+        os.chmod(base, 0o711)  # the run uids may traverse to their own dirs and boot but not list base
+        for private in (layout.stage, layout.logs):
             private.mkdir(mode=0o700)
-        for public in (layout.boot, layout.ws):
-            public.mkdir()
-            os.chmod(public, 0o755)
+        layout.boot.mkdir()
+        os.chmod(layout.boot, 0o755)
         return layout
 
     def write_boot(self, hidden: list[Path]) -> None:
@@ -100,19 +120,35 @@ class Layout:
         (self.boot / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
         (self.boot / "hidden_paths.txt").write_text("".join(f"{os.path.abspath(p)}\n" for p in hidden),
                                                     encoding="utf-8")
+        for name in BOOT_MODULES:
+            shutil.copyfile(HERE / name, self.boot / name)
         for path in self.boot.iterdir():
             os.chmod(path, 0o644)
-        for path in (self.home, self.tmp, self.out):  # so nothing caches a missing TMPDIR; fresh per run
-            path.mkdir(mode=0o700)
 
-    def env(self, python: str, roots: list[str]) -> dict[str, str]:
-        """A run's whole environment; the zygote starts with `roots=[]`, each child adds the import roots."""
-        paths = [str(self.ws / r) if r else str(self.ws) for r in roots]
+    def new_run(self, rng: "random.Random", owner: tuple[int, int] | None) -> RunDirs:
+        """Fresh dirs for one run, owned by `owner` (its copy is filled in by the copy builder)."""
+        while True:
+            root = self.base / "".join(rng.choice(_NAME_CHARS) for _ in range(16))
+            if not root.exists():
+                break
+        root.mkdir(mode=0o711)
+        dirs = RunDirs(root, root / "ws", root / "home", root / "tmp", root / "out")
+        for path in (dirs.home, dirs.tmp, dirs.out):
+            path.mkdir(mode=0o700)
+            if owner is not None:
+                os.chown(path, *owner)
+        return dirs
+
+    def env(self, python: str, run: RunDirs | None, roots: list[str]) -> dict[str, str]:
+        """A run's whole environment (the zygote's own has no run: it starts with `run=None`)."""
+        paths = [] if run is None else [str(run.ws / r) if r else str(run.ws) for r in roots]
         return {
             "PATH": os.pathsep.join([os.path.dirname(python), "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": str(self.home),
-            "TMPDIR": str(self.tmp),
+            "HOME": str(run.home) if run else str(self.boot),
+            "TMPDIR": str(run.tmp) if run else str(self.boot),
             "LANG": "C.UTF-8",
+            "USER": "nobody",
+            "LOGNAME": "nobody",
             "PYTHONPATH": os.pathsep.join([str(self.boot), *paths]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
@@ -121,31 +157,29 @@ class Layout:
         }
 
 
-def make_job(layout: Layout, python: str, *, roots: list[str], owner: tuple[int, int] | None,
-             limits: dict[str, int], argv: list[str], log: str) -> dict[str, Any]:
-    """What a run process does (see `verifier_zygote`)."""
-    env = layout.env(python, roots)
-    head = [str(layout.ws)]
+def make_job(layout: Layout, python: str, run: RunDirs | None, *, roots: list[str], owner: tuple[int, int] | None,
+             limits: dict[str, int], argv: list[str], log: str, **extra: Any) -> dict[str, Any]:
+    """What a run process does (see `verifier_zygote`); `extra` adds the run-only keys."""
+    env = layout.env(python, run, roots)
+    cwd = run.ws if run is not None else layout.boot
+    head = [str(cwd)]
     for entry in env["PYTHONPATH"].split(os.pathsep):  # the interpreter drops repeated PYTHONPATH entries
         if entry not in head[1:]:
             head.append(entry)
-    return {
-        "cwd": str(layout.ws), "env": env, "path_head": head, "argv": argv, "limits": limits,
-        "owner": None if owner is None else list(owner), "log": str(layout.logs / log),
-        "covered": str(layout.out / COVERED_FILE), "coverage_request": str(layout.boot / COVERAGE_REQUEST),
-    }
+    return {"cwd": str(cwd), "env": env, "path_head": head, "argv": argv, "limits": limits, "boot": str(layout.boot),
+            "owner": None if owner is None else list(owner), "log": str(layout.logs / log), **extra}
 
 
 def probe_job(layout: Layout, python: str, owner: tuple[int, int]) -> dict[str, Any]:
-    """Can `owner` use the interpreter with pytest and coverage, from the copy's directory?"""
-    return make_job(layout, python, roots=[], owner=owner, limits={}, argv=[], log=PROBE_LOG)
+    """Can `owner` use the interpreter with pytest and coverage?"""
+    return make_job(layout, python, None, roots=[], owner=owner, limits={}, argv=[], log=PROBE_LOG)
 
 
 def start_launcher(layout: Layout, python: str, *, zygote: bool = True,
                    probe_owner: tuple[int, int] | None = None) -> Launcher:
     """The run processes' launcher, its zygote already warming up (before any grading material is read)
     and, given `probe_owner`, probing that uid meanwhile."""
-    launcher = Launcher(python, layout.boot, layout.env(python, []), layout.logs)
+    launcher = Launcher(python, layout.boot, layout.env(python, None, []), layout.logs)
     if zygote:
         launcher.start_zygote(None if probe_owner is None else probe_job(layout, python, probe_owner))
     else:

@@ -9,7 +9,8 @@ front, with line numbers, so a refused submission costs no test run at all.
 
 It is deliberately narrow: ordinary tests — importing the module under test, `pytest.raises`,
 `pytest.approx`, parametrize, `tmp_path`, `monkeypatch` of the repo's own functions — pass untouched.
-A determined obfuscator can get past any static check; the runtime layers are the backstop.
+It is a first filter with clear messages, never the barrier: a blacklist cannot be complete, and what it
+misses the runtime refuses or makes worthless (`verifier_guard`, `verifier_kernel`, `verifier_twins`).
 
 Stdlib only: this file is copied verbatim into every task's `tests/` directory.
 """
@@ -39,6 +40,10 @@ RULES: dict[str, str] = {
     "plugin": "loads or registers pytest plugins",
     "entropy": "uses a source of randomness that cannot be seeded",
     "coverage": "touches coverage measurement",
+    "file-facts": "looks at file sizes, inodes or other on-disk facts of files",
+    "native-ids": "looks at process, thread or kernel ids",
+    "refcount": "looks at reference counts, interning or allocation counts",
+    "pytest-internals": "uses pytest's internal modules",
 }
 
 # Importing any of these is a finding by itself.
@@ -53,6 +58,10 @@ FORBIDDEN_MODULES: dict[str, str] = {
     "git": "vcs", "dulwich": "vcs", "pygit2": "vcs",
     "secrets": "entropy",
     "coverage": "coverage", "pytest_cov": "coverage",
+    "_pytest": "pytest-internals", "readline": "file-read", "tracemalloc": "tracing", "faulthandler": "tracing",
+    "_posixsubprocess": "process", "_xxsubinterpreters": "process", "_interpreters": "process",
+    "concurrent.interpreters": "process", "_thread": "native-ids", "_imp": "import-system",
+    "types.CodeType": "dynamic-code", "types.FrameType": "tracing",
 }
 
 # Dotted names refused wherever they are used (the name itself or anything below it).
@@ -84,6 +93,21 @@ FORBIDDEN_NAMES: dict[str, str] = {
     "hashlib.file_digest": "file-read",
     "os.urandom": "entropy", "os.getrandom": "entropy", "random.SystemRandom": "entropy",
     "uuid.uuid1": "entropy", "uuid.uuid4": "entropy",
+    **{f"traceback.{n}": "tracing" for n in (
+        "walk_tb", "walk_stack", "extract_tb", "extract_stack", "StackSummary", "FrameSummary", "TracebackException",
+        "format_tb", "format_stack", "print_tb", "print_stack", "format_exception", "print_exception", "format_exc",
+        "print_exc")},
+    "inspect.getmembers": "source-introspection", "inspect.getmembers_static": "source-introspection",
+    "inspect.unwrap": "source-introspection", "inspect.getmodule": "file-read",
+    **{f"os.path.{n}": "file-facts" for n in ("getsize", "samefile", "sameopenfile", "samestat")},
+    **{f"os.{n}": "file-facts" for n in ("statvfs", "fstatvfs", "readlink", "scandir", "listxattr", "getxattr")},
+    **{f"os.{n}": "native-ids" for n in ("gettid", "getuid", "geteuid", "getgid", "getegid", "getloadavg", "times")},
+    **{f"threading.{n}": "native-ids" for n in ("get_native_id", "get_ident", "_current_frames")},
+    **{f"sys.{n}": "refcount" for n in ("getrefcount", "getallocatedblocks", "intern", "getsizeof", "_clear_type_cache")},
+    **{f"gc.{n}": "refcount" for n in ("get_count", "get_stats", "get_freeze_count")},
+    "shutil.disk_usage": "file-facts",
+    **{f"builtins.{n}": "dynamic-code" for n in ("eval", "exec", "compile", "__import__")},
+    "importlib.reload": "import-system", "importlib.invalidate_caches": "import-system",
 }
 FORBIDDEN_PREFIXES: dict[str, str] = {"os.exec": "process", "os.spawn": "process", "os.posix_spawn": "process"}
 
@@ -105,10 +129,18 @@ FORBIDDEN_ATTRS: dict[str, str] = {
     "__file__": "file-read", "__spec__": "file-read", "__loader__": "file-read", "__cached__": "file-read",
     "__builtins__": "builtins", "pluginmanager": "plugin", "_getframe": "tracing",
     **{f"st_{t}{ns}": "file-times" for t in ("mtime", "ctime", "atime", "birthtime") for ns in ("", "_ns")},
-    "st_ino": "file-times",
+    "st_ino": "file-times", "st_size": "file-facts", "st_nlink": "file-facts", "st_dev": "file-facts",
+    "st_blocks": "file-facts", "__closure__": "source-introspection", "cell_contents": "source-introspection",
+    "gi_frame": "tracing", "cr_frame": "tracing", "ag_frame": "tracing", "f_lasti": "tracing",
 }
+# Method names refused on any object (`Path(x).stat()`, `entry.inode()`).
+FORBIDDEN_METHODS: dict[str, str] = {"stat": "file-facts", "lstat": "file-facts", "inode": "file-facts",
+                                     "samefile": "file-facts", "readlink": "file-facts"}
 
-GRADER_PATHS = ("/logs", "/tests", "/workspace", "/solution", "/oracle", "/opt/venv", "/proc/self")
+# Paths a behaviour test has no business naming (plain /tmp is left to the runtime: tests of path
+# functions name it as data).
+GRADER_PATHS = ("/logs", "/tests", "/workspace", "/solution", "/oracle", "/opt/venv", "/proc", "/sys", "/dev/shm",
+                "/dev/fd", "/dev/mqueue", "/run/lock")
 _PY_FILE = re.compile(r"\.py[ciow]?$|\*\.py")
 FILE_CALLS = frozenset({"open", "read_text", "read_bytes", "glob", "rglob", "iglob", "listdir", "scandir",
                         "walk", "fnmatch", "filter", "get_source", "get_data", "get_code"})
@@ -236,15 +268,32 @@ class _Linter(ast.NodeVisitor):
                 parent, "value", None):
             self.flag(node, "import-system", "sys.modules rebound")
 
-    # ---- constants
+    # ---- constants (and strings the file builds from constants: "/pr" + "oc", f"/{'proc'}")
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        folded = _fold(node)
+        if isinstance(folded, str) and self.parents.get(node).__class__ is not ast.BinOp:
+            self.check_string(node, folded)
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        folded = _fold(node)
+        if isinstance(folded, str):
+            self.check_string(node, folded)
+        self.generic_visit(node)
+
+    def check_string(self, node: ast.AST, text: str) -> None:
+        if any(text == p or text.startswith(p + "/") for p in GRADER_PATHS) or "proc/self" in text \
+                or "/proc/" in text:
+            self.flag(node, "grader-path", repr(text[:60]))
+
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str):
             return
         text = node.value
         if text in FORBIDDEN_ATTRS and (text.startswith("__") or self.names_an_attribute(node)):
             self.flag(node, FORBIDDEN_ATTRS[text], repr(text))
-        if any(text == p or text.startswith(p + "/") for p in GRADER_PATHS):
-            self.flag(node, "grader-path", repr(text[:60]))
+        if self.parents.get(node).__class__ not in (ast.BinOp, ast.JoinedStr):
+            self.check_string(node, text)
         if "site-packages" in text or "dist-packages" in text:
             self.flag(node, "file-read", repr(text[:60]))
 
@@ -268,10 +317,18 @@ class _Linter(ast.NodeVisitor):
         if terminal in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
             # monkeypatch.setattr("pkg.mod.name", value) names its target in the first argument
             dotted_form = isinstance(node.args[0], ast.Constant)
-            if not dotted_form and not isinstance(node.args[1], (ast.Constant, ast.Name)):
-                self.flag(node, "dynamic-code", f"{terminal} with a computed attribute name")
-        if name == "importlib.import_module" and node.args and not isinstance(node.args[0], ast.Constant):
-            self.flag(node, "dynamic-code", "import_module of a computed name")
+            if not dotted_form and not isinstance(node.args[1], ast.Constant):
+                self.flag(node, "dynamic-code", f"{terminal} with an attribute name that is not a literal")
+        if terminal in ("attrgetter", "methodcaller") and any(not isinstance(a, ast.Constant) for a in node.args):
+            self.flag(node, "dynamic-code", f"{terminal} with a name that is not a literal")
+        if name in ("importlib.import_module", "importlib.__import__") and node.args:
+            arg = node.args[0]
+            if not isinstance(arg, ast.Constant):
+                self.flag(node, "dynamic-code", "import_module of a computed name")
+            elif isinstance(arg.value, str):
+                self.check_import(node, arg.value)
+        if terminal in FORBIDDEN_METHODS and isinstance(func, ast.Attribute) and name == "":
+            self.flag(node, FORBIDDEN_METHODS[terminal], f".{terminal}()")
         if name in ("random.seed", "random.Random") and not (
                 node.args and isinstance(node.args[0], ast.Constant)):
             self.flag(node, "entropy", f"{name} without a constant seed")
@@ -314,6 +371,25 @@ class _Linter(ast.NodeVisitor):
                 self.bind(node)
         self.visit(tree)
         return sorted(self.findings.values(), key=lambda f: (f.line, f.col, f.rule))
+
+
+def _fold(node: ast.AST) -> object:
+    """The value of a string built only from constants (`+` and f-strings), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _fold(node.left), _fold(node.right)
+        return left + right if isinstance(left, str) and isinstance(right, str) else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            part = _fold(value.value) if isinstance(value, ast.FormattedValue) and value.format_spec is None \
+                and value.conversion == -1 else _fold(value)
+            if not isinstance(part, str):
+                return None
+            parts.append(part)
+        return "".join(parts)
+    return None
 
 
 def lint_source(source: str, filename: str = "<submission>") -> list[Finding]:

@@ -1,31 +1,34 @@
-"""What one test run produced: statuses, and per-case outcomes from JUnit XML.
+"""What one test run produced: its status, what it collected, each case's outcome (from the outcome
+plugin's JSON lines), the guard's state and refusals, and the covered lines of a traced run.
 
-Everything here reads files the run wrote as the unprivileged uid, so nothing is trusted: a planted
-symlink, FIFO or oversized file is "no result", never something the root verifier follows or waits on.
+Everything here reads files the run wrote as its own uid, so nothing is trusted: a planted symlink,
+FIFO or oversized file is "no result", never something the root verifier follows or waits on, and a
+line that is not what the plugin writes makes the run's outcomes unusable (`garbled`).
 
 Stdlib only: copied verbatim into every task.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-MAX_JUNIT_BYTES = 32 * 1024 * 1024
+MAX_OUTCOMES_BYTES = 32 * 1024 * 1024
 MAX_COVERAGE_BYTES = 64 * 1024 * 1024
+MAX_SMALL_BYTES = 64 * 1024
+OUTCOMES_FILE, COVERED_FILE, GUARD_FILE, REFUSALS_FILE = "outcomes.jsonl", "covered.json", "guard.json", "refusals.log"
 
 
 class Status(str, Enum):
     """How a run ended."""
 
-    ok = "ok"
-    collection_error = "collection_error"  # the test file did not import / collect
+    ok = "ok"  # the session finished and reported
     timeout = "timeout"
-    crashed = "crashed"  # no usable JUnit XML (killed, os._exit, pytest internal error)
+    crashed = "crashed"  # no usable report (killed, os._exit, pytest internal error, garbled output)
     not_run = "not_run"  # not needed: the reward was already determined
 
 
@@ -36,13 +39,12 @@ class Outcome(str, Enum):
     failed = "failed"
     error = "error"
     skipped = "skipped"
-    missing = "missing"  # not reported by a run that otherwise worked
+    missing = "missing"  # collected but never reported
     not_run = "not_run"
 
 
-FAILING = frozenset({Outcome.failed, Outcome.error, Outcome.missing})
-_CHILD_OUTCOME = {"failure": Outcome.failed, "error": Outcome.error, "skipped": Outcome.skipped}
-_RANK = {Outcome.passed: 0, Outcome.skipped: 1, Outcome.failed: 2, Outcome.error: 3}
+FAILING = frozenset({Outcome.failed, Outcome.error})
+_OUTCOMES = {o.value: o for o in (Outcome.passed, Outcome.failed, Outcome.error, Outcome.skipped)}
 
 
 @dataclass(slots=True)
@@ -53,11 +55,26 @@ class RunResult:
     status: Status
     seconds: float = 0.0
     returncode: int | None = None
+    collected: list[str] | None = None  # node ids, in collection order; None when never reported
+    collect_errors: list[str] = field(default_factory=list)
     cases: dict[str, Outcome] = field(default_factory=dict)
     covered: list[int] | None = None
     output_tail: str = ""
     leftover_processes: int = 0
     via: str | None = None  # how the run process was started: zygote or subprocess
+    guard: dict = field(default_factory=dict)  # what the kernel barrier applied (landlock ABI, seccomp)
+    refusals: list[str] = field(default_factory=list)
+
+    def outcome(self, case: str) -> Outcome:
+        if self.status == Status.not_run:
+            return Outcome.not_run
+        return self.cases.get(case, Outcome.missing)
+
+    @property
+    def clean(self) -> bool:
+        """The session ran to its end, collected without errors and reported every case it collected."""
+        return (self.status == Status.ok and self.collected is not None and not self.collect_errors
+                and all(c in self.cases for c in self.collected))
 
 
 def read_run_file(path: Path, limit: int) -> bytes | None:
@@ -74,28 +91,55 @@ def read_run_file(path: Path, limit: int) -> bytes | None:
         return fh.read(limit + 1)[:limit]
 
 
-def parse_junit(path: Path) -> tuple[dict[str, Outcome], bool] | None:
-    """(outcome per node id, whether collection failed) from pytest's JUnit XML; None if unusable."""
-    data = read_run_file(path, MAX_JUNIT_BYTES)
+def read_outcomes(result: RunResult, out_dir: Path) -> None:
+    """Fill `result` from the plugin's lines; a run whose lines are missing or not the plugin's is
+    `crashed`, a run that never said it finished likewise."""
+    data = read_run_file(out_dir / OUTCOMES_FILE, MAX_OUTCOMES_BYTES)
+    finished = False
     try:
-        root = ET.fromstring(data) if data else None
-    except ET.ParseError:
-        root = None
-    if root is None:
-        return None
-    cases: dict[str, Outcome] = {}
-    collection_failed = False
-    for case in root.iter("testcase"):
-        classname, name = case.get("classname", ""), case.get("name", "")
-        problems = [child for child in case if child.tag in ("failure", "error", "skipped")]
-        messages = {child.get("message", "") for child in problems}
-        if (classname == "pytest" and name == "internal") or "collection failure" in messages:
-            collection_failed = True  # not a case of the submission: a whole-file problem
-            continue
-        if "collection skipped" in messages:
-            continue
-        # A teardown error adds a second child to a case, and a node id can repeat: the worst one wins.
-        outcome = max((_CHILD_OUTCOME[c.tag] for c in problems), key=_RANK.__getitem__, default=Outcome.passed)
-        node_id = f"{classname}::{name}" if classname else name
-        cases[node_id] = max(outcome, cases.get(node_id, Outcome.passed), key=_RANK.__getitem__)
-    return cases, collection_failed
+        for line in (data or b"").decode("utf-8").splitlines():
+            record = json.loads(line)
+            if not isinstance(record, dict) or len(record) != 1 and set(record) != {"case", "outcome"}:
+                raise ValueError("not a plugin line")
+            if "collected" in record and isinstance(record["collected"], list) and result.collected is None \
+                    and all(isinstance(c, str) for c in record["collected"]):
+                result.collected = list(record["collected"])
+            elif isinstance(record.get("collect_error"), str):
+                result.collect_errors.append(record["collect_error"])
+            elif isinstance(record.get("case"), str) and record.get("outcome") in _OUTCOMES:
+                previous = result.cases.get(record["case"])
+                if previous is not None and previous != _OUTCOMES[record["outcome"]]:
+                    raise ValueError("a case reported twice")
+                result.cases[record["case"]] = _OUTCOMES[record["outcome"]]
+            elif isinstance(record.get("finished"), int) and not isinstance(record.get("finished"), bool):
+                finished = True
+            else:
+                raise ValueError("not a plugin line")
+    except (ValueError, UnicodeDecodeError):
+        result.status, result.cases, result.collected = Status.crashed, {}, None
+        return
+    if not finished and result.status == Status.ok:
+        result.status = Status.crashed
+
+
+def read_guard(result: RunResult, out_dir: Path) -> None:
+    """The kernel barrier's state and the hook's refusals (diagnostics: the run could rewrite both)."""
+    try:
+        guard = json.loads(read_run_file(out_dir / GUARD_FILE, MAX_SMALL_BYTES) or b"{}")
+        result.guard = guard if isinstance(guard, dict) else {}
+    except ValueError:
+        result.guard = {}
+    text = (read_run_file(out_dir / REFUSALS_FILE, MAX_SMALL_BYTES) or b"").decode("utf-8", "replace")
+    result.refusals = [line for line in text.splitlines() if line.strip()][:20]
+
+
+def read_covered(out_dir: Path) -> list[int]:
+    """The covered lines a traced run reported (anything unusable means none)."""
+    data = read_run_file(out_dir / COVERED_FILE, MAX_COVERAGE_BYTES)
+    try:
+        lines = json.loads(data) if data else []
+    except ValueError:
+        return []
+    if not isinstance(lines, list) or not all(type(n) is int for n in lines):
+        return []
+    return sorted(set(lines))

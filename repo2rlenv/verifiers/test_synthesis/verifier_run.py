@@ -1,46 +1,43 @@
-"""One isolated pytest run of the submission on a prepared copy: environment, limits, uid, results.
+"""Test runs of the submission on prepared copies: their jobs, limits, uids, and what they produced.
 
-Each run: a fresh empty HOME and TMPDIR, a from-scratch environment (no inherited PYTHONPATH, no
-secrets), pytest with plugin autoloading off, a wall-clock timeout that kills the whole process group
-(and anything left in its session), rlimits on memory, processes, file size and core dumps, and — when
-the verifier is root — an unprivileged uid/gid, so tests cannot write the reward, site-packages or
-`/tests`, and cannot read the hidden workspace or grading files. What a run produced is read by
-`verifier_results` (JUnit XML outcomes; line coverage on the A run only). The process itself is a
-child of the warm zygote, or a fresh interpreter when there is none (`verifier_launch`).
-
-Runs are sequential on purpose: every variant must run at the same absolute path, and state a test
-leaves in the shared temp folders is removed between runs. Every run gets the same job — same paths,
-same log file, same arguments — so nothing but the copy's content tells the variants apart.
+Each run: its own copy, HOME, TMPDIR and output dir (`verifier_layout.RunDirs`), a from-scratch
+environment (no inherited PYTHONPATH, no secrets), pytest with plugin autoloading off and the outcome
+plugin on, rlimits on memory, processes, file size, CPU and core dumps, and — when the verifier is root —
+an unprivileged uid of its own. The run applies its barrier itself before anything of the submission
+runs (`verifier_kernel`: Landlock and seccomp; `verifier_guard`: the audit hook). Runs of one batch are
+released together (`verifier_zygote`); the verifier kills a run's session when its wall clock is up.
 
 Stdlib only: copied verbatim into every task.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 try:
+    from . import verifier_kernel as vkernel
+    from . import verifier_results as vres
     from . import verifier_workspace as vws
     from .verifier_launch import Launcher
-    from .verifier_layout import (COVERAGE_REQUEST, COVERED_FILE, NOBODY, PROBE_LOG, RUN_LOG, Layout, make_job,
-                                  probe_job, start_launcher)
-    from .verifier_results import MAX_COVERAGE_BYTES, RunResult, Status, parse_junit, read_run_file
+    from .verifier_layout import NOBODY, PROBE_LOG, Layout, RunDirs, make_job, probe_job
 except ImportError:  # run as a script from /tests: the modules are plain siblings
+    import verifier_kernel as vkernel  # type: ignore[no-redef]
+    import verifier_results as vres  # type: ignore[no-redef]
     import verifier_workspace as vws  # type: ignore[no-redef]
     from verifier_launch import Launcher  # type: ignore[no-redef]
-    from verifier_layout import (COVERAGE_REQUEST, COVERED_FILE, NOBODY, PROBE_LOG, RUN_LOG,  # type: ignore[no-redef]
-                                 Layout, make_job, probe_job, start_launcher)
-    from verifier_results import MAX_COVERAGE_BYTES, RunResult, Status, parse_junit, read_run_file  # type: ignore[no-redef]
+    from verifier_layout import NOBODY, PROBE_LOG, Layout, RunDirs, make_job, probe_job  # type: ignore[no-redef]
 
-# World-writable places a test (as the run uid) could leave a marker for a later run.
-SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
+# World-writable places a run could leave something in when there is no Landlock to stop it.
+SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
+# What no run reads, whatever else it may (Landlock): the kernel's views of processes and devices, the
+# shared temp dirs (other runs' leftovers), and the grading's own files (added per grading).
+DENIED_ROOTS = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp")
 
-__all__ = ["COVERAGE_REQUEST", "COVERED_FILE", "NOBODY", "PROBE_LOG", "RUN_LOG", "Layout", "Limits", "Runner",
-           "make_job", "probe", "probe_job", "read_covered", "start_launcher"]
+__all__ = ["NOBODY", "PROBE_LOG", "Layout", "Limits", "Run", "Runner", "make_job", "probe", "probe_job"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +48,17 @@ class Limits:
     memory_mb: int
     nproc: int = 128
     fsize_mb: int = 512
+    case_timeout_sec: float | None = None
+
+
+@dataclass(slots=True)
+class Run:
+    """One run: which variant, where, as whom."""
+
+    name: str  # A, A′1 …, B′1 …, S1′1 …
+    dirs: RunDirs
+    owner: tuple[int, int] | None
+    traced: bool = False
 
 
 def probe(launcher: Launcher, layout: Layout, owner: tuple[int, int]) -> str | None:
@@ -66,43 +74,70 @@ def probe(launcher: Launcher, layout: Layout, owner: tuple[int, int]) -> str | N
     return "timeout" if code is None else (lines[-1] if lines else f"exit code {code}")
 
 
+def readable_roots(layout: Layout, python: str, hidden: list[Path]) -> list[str]:
+    """What every run may read (besides its own dirs): the system, minus `DENIED_ROOTS`, the scratch
+    tree and the hidden grading paths; plus the interpreter's own trees wherever they are."""
+    denied = [*DENIED_ROOTS, str(layout.base), *(str(h) for h in hidden)]
+    extra = {os.path.dirname(os.path.dirname(os.path.abspath(python))),
+             os.path.dirname(os.path.dirname(os.path.realpath(python))), str(layout.boot)}
+    extra |= {p for p in (sys.prefix, sys.base_prefix, *sys.path) if p and os.path.isdir(p)}
+    cfg = Path(os.path.realpath(python)).parent.parent / "pyvenv.cfg"
+    if cfg.is_file():
+        for line in cfg.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home":
+                extra.add(os.path.dirname(value.strip()))
+    real_denied = [os.path.realpath(d) for d in denied]
+    extra = {e for e in extra if not any(d == os.path.realpath(e) or d.startswith(os.path.realpath(e).rstrip("/") + "/")
+                                         for d in real_denied) or os.path.realpath(e) == str(layout.boot)}
+    return vkernel.readable_roots(denied, sorted(extra))
+
+
 # --------------------------------------------------------------------------- leftovers
 
-def shared_tmp_snapshot(uid: int) -> dict[str, set[str]]:
-    """Entries the run uid already owned in the shared temp roots before any run (never removed)."""
-    snap: dict[str, set[str]] = {}
-    for root in SHARED_TMP_ROOTS:
+def processes_of(uids: set[int]) -> list[int]:
+    """Pids of every process owned by one of `uids` (scanning /proc, not just a session)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid in uids:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def kill_uids(uids: set[int]) -> int:
+    """SIGKILL every process of the run uids; returns how many there were."""
+    import signal
+
+    pids = processes_of(uids)
+    for pid in pids:
         try:
-            snap[root] = {e.name for e in os.scandir(root) if e.stat(follow_symlinks=False).st_uid == uid}
-        except OSError:
-            snap[root] = set()
-    return snap
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(pids)
 
 
-def clean_shared_tmp(uid: int, before: dict[str, set[str]]) -> list[str]:
-    """Remove what the run uid created in the shared temp roots since `before`; returns the removed paths."""
+def clean_shared_tmp(uids: set[int]) -> list[str]:
+    """Remove what the run uids left in the world-writable places; returns the removed paths."""
     removed = []
-    for root, keep in before.items():
+    for root in SHARED_TMP_ROOTS:
         try:
             entries = list(os.scandir(root))
         except OSError:
             continue
         for entry in entries:
             try:
-                if entry.name in keep or entry.stat(follow_symlinks=False).st_uid != uid:
+                if entry.stat(follow_symlinks=False).st_uid not in uids:
                     continue
                 vws.remove_tree(Path(entry.path))
                 removed.append(entry.path)
             except OSError:
                 continue
     return removed
-
-
-def _fresh_dir(path: Path, owner: tuple[int, int] | None) -> None:
-    vws.remove_tree(path)
-    path.mkdir(mode=0o700)
-    if owner is not None:
-        os.chown(path, *owner)
 
 
 def _tail(path: Path, size: int = 3000) -> str:
@@ -118,7 +153,7 @@ def _tail(path: Path, size: int = 3000) -> str:
 
 @dataclass(slots=True)
 class Runner:
-    """Runs the submission's pytest on whatever copy is at `layout.ws`."""
+    """Runs the submission on prepared copies, a batch at a time."""
 
     layout: Layout
     launcher: Launcher
@@ -126,70 +161,73 @@ class Runner:
     import_roots: list[str]
     submission: str
     target_file: str
-    owner: tuple[int, int] | None  # (uid, gid) to drop to; None: run as ourselves
-    tmp_snapshot: dict[str, set[str]] = field(default_factory=dict)
+    protected: list[str]  # files any variant changes (relative), whose reading the guard refuses
+    read_roots: list[str]
     nproc: int | None = None  # RLIMIT_NPROC, fixed at the first job so that every job is the same
+    uids: set[int] = field(default_factory=set)
 
-    def _limits(self) -> dict[str, int]:
+    def _limits(self, owner: tuple[int, int] | None) -> dict[str, int]:
         if self.nproc is None:
             self.nproc = self.limits.nproc
-            if self.owner is None:  # RLIMIT_NPROC counts all of our uid's processes, not only this run's
+            if owner is None:  # RLIMIT_NPROC counts all of our uid's processes, not only this run's
                 self.nproc += sum(1 for e in os.listdir("/proc") if e.isdigit())
         return {"AS": self.limits.memory_mb * 1024 * 1024, "NPROC": self.nproc,
                 "FSIZE": self.limits.fsize_mb * 1024 * 1024, "CORE": 0, "CPU": int(self.limits.timeout_sec) + 5}
 
-    def job(self) -> dict[str, Any]:
-        """What the run process does: the same for every variant."""
-        layout = self.layout
-        junit = layout.out / "junit.xml"
+    def job(self, run: Run, log: str) -> dict[str, Any]:
+        """What the run process does: the same for every variant but for its own paths."""
+        dirs = run.dirs
         argv = [
-            self.submission, "-p", "no:cacheprovider", "-p", "no:randomly", f"--junitxml={junit}",
-            "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={layout.ws}",
+            self.submission, "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "verifier_outcomes",
+            "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={dirs.ws}",
             "-o", "python_files=test_*.py *_test.py", "-o", "python_classes=Test",
-            "-o", "python_functions=test", "-o", "junit_family=xunit2", "-o", "junit_logging=no",
-            "-o", "required_plugins=",  # plugins are never autoloaded here: a requirement would abort every run
+            "-o", "python_functions=test", "-o", "required_plugins=",
         ]
-        return make_job(layout, self.launcher.python, roots=self.import_roots, owner=self.owner,
-                        limits=self._limits(), argv=argv, log=RUN_LOG)
+        names = set()
+        for rel in self.protected:
+            names.add(rel.rsplit("/", 1)[-1])
+            if rel.endswith(".py"):
+                names.add(vbytecode_name(rel))
+        guard = {"submission": str(dirs.ws / self.submission), "protected_names": sorted(names),
+                 "protected_paths": sorted(str(dirs.ws / rel) for rel in self.protected), "traced": run.traced,
+                 "own_roots": [str(p) for p in dirs.writable()]}
+        return make_job(self.layout, self.launcher.python, dirs, roots=self.import_roots, owner=run.owner,
+                        limits=self._limits(run.owner), argv=argv, log=log, out=str(dirs.out), guard=guard,
+                        landlock={"read": [*self.read_roots, str(dirs.ws)], "write": [str(p) for p in dirs.writable()]},
+                        coverage=str(dirs.ws / self.target_file) if run.traced else None,
+                        case_timeout=self.limits.case_timeout_sec)
 
-    def run(self, variant: str, *, coverage: bool) -> RunResult:
-        """Run the submission on the copy currently at `layout.ws`."""
-        for path in (self.layout.home, self.layout.tmp, self.layout.out):
-            _fresh_dir(path, self.owner)
-        request = self.layout.boot / COVERAGE_REQUEST
-        if coverage:
-            request.write_text(json.dumps({"target": str(self.layout.ws / self.target_file)}), encoding="utf-8")
-            os.chmod(request, 0o644)
-        log = self.layout.logs / RUN_LOG
-        try:
-            launched = self.launcher.launch("run", self.job(), log=log, timeout=self.limits.timeout_sec)
-        finally:
-            request.unlink(missing_ok=True)
-        if self.owner is not None:
-            clean_shared_tmp(self.owner[0], self.tmp_snapshot)
-        result = RunResult(variant, Status.ok, round(launched.seconds, 3), launched.returncode,
-                           output_tail=_tail(log), leftover_processes=launched.leftovers, via=launched.via.value)
-        parsed = None if launched.timed_out else parse_junit(self.layout.out / "junit.xml")
-        if launched.timed_out:
-            result.status = Status.timeout
-        elif parsed is None:
-            result.status = Status.crashed
-        else:
-            result.cases, collection_failed = parsed
-            if collection_failed:
-                result.status = Status.collection_error
-        if coverage and not launched.timed_out:
-            result.covered = read_covered(self.layout.out / COVERED_FILE)
-        return result
+    def run_batch(self, runs: list[Run]) -> list[vres.RunResult]:
+        """Run `runs` together (released at once) and read what each produced."""
+        logs = [f"run-{len(self.uids)}-{i}.out" for i in range(len(runs))]
+        self.uids |= {r.owner[0] for r in runs if r.owner is not None}
+        jobs = [self.job(run, log) for run, log in zip(runs, logs)]
+        launched = self.launcher.launch(jobs, logs=[self.layout.logs / log for log in logs],
+                                        timeout=self.limits.timeout_sec)
+        results = []
+        for run, log, end in zip(runs, logs, launched):
+            result = vres.RunResult(run.name, vres.Status.ok, round(end.seconds, 3), end.returncode,
+                                    output_tail=_tail(self.layout.logs / log), leftover_processes=end.leftovers,
+                                    via=end.via.value)
+            if end.timed_out:
+                result.status = vres.Status.timeout
+            else:
+                vres.read_outcomes(result, run.dirs.out)
+            vres.read_guard(result, run.dirs.out)
+            if run.traced and not end.timed_out:
+                result.covered = vres.read_covered(run.dirs.out)
+            results.append(result)
+        return results
+
+    def end(self) -> None:
+        """After the last batch: no process of a run uid survives, nothing they wrote stays shared."""
+        if self.uids:
+            kill_uids(self.uids)
+            clean_shared_tmp(self.uids)
 
 
-def read_covered(path: Path) -> list[int]:
-    """The covered lines the A run reported (written by the run uid: anything unusable means none)."""
-    data = read_run_file(path, MAX_COVERAGE_BYTES)
-    try:
-        lines = json.loads(data) if data else []
-    except ValueError:
-        return []
-    if not isinstance(lines, list) or not all(type(n) is int for n in lines):
-        return []
-    return sorted(set(lines))
+def vbytecode_name(rel: str) -> str:
+    """The basename of `rel`'s bytecode as the import system names it (`name.<tag>.pyc`)."""
+    import importlib.util
+
+    return os.path.basename(importlib.util.cache_from_source(rel))

@@ -7,9 +7,9 @@ every run then gets a fresh copy of that stage, the variant's patched files and 
 nothing else the agent wrote. A manifest file whose content changed means the workspace was tampered
 with: the reward is 0 and the reason says which file.
 
-Every copy is built the same way at the same path: all files the variants touch are rewritten in place
-in every run, and every file and directory gets one fixed mtime, so a test cannot tell the variants
-apart by timestamps, inode order or paths.
+Every copy is built the same way: the staged A (hard links to root's read-only files when the runs are
+unprivileged), then the files its variant changes (all variants change the same files: every copy holds
+the same set), then the submission; every file and directory has one fixed mtime.
 
 Stdlib only: this file is copied verbatim into every task's `tests/` directory.
 """
@@ -23,6 +23,7 @@ import shutil
 import stat
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -151,118 +152,136 @@ def variant_files(stage: Path, diff_text: str) -> dict[str, bytes | None]:
     return {p: (None if text is None else encode(text)) for p, text in changed.items()}
 
 
-def _write_in_place(path: Path, data: bytes) -> None:
-    # Same inode as the copied file when it exists: variants must not differ in inode order.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "r+b" if path.exists() else "wb") as fh:
-        fh.write(data)
-        fh.truncate()
+@dataclass(frozen=True, slots=True)
+class CopySpec:
+    """One run's copy: where, which files differ from the staged A (computed by the builder: twins take
+    a few milliseconds each), and for whom."""
+
+    dest: Path
+    overrides: Callable[[], dict[str, bytes | None]]
+    owner: tuple[int, int] | None
 
 
-def build_copy(stage: Path, dest: Path, *, overrides: dict[str, bytes | None], rewrite: list[str],
-               submission: tuple[str, bytes], owner: tuple[int, int] | None) -> None:
-    """A fresh tree at `dest`: the staged A, then `overrides`, then the submission; fixed mtimes.
+def build_copy(stage: Path, spec: CopySpec, *, submission: tuple[str, bytes], link: bool) -> None:
+    """The staged A at `spec.dest`, with the overrides and the submission; fixed mtimes.
 
-    `rewrite` lists every path any variant touches: those are rewritten in every copy (with this variant's
-    content, or A's), so all copies are produced by the same sequence of writes.
+    With `link` (the verifier is root and the run is not), unchanged files are hard links to the stage:
+    root's files, which the run can read but not change, shared by every copy; a run may still replace
+    one in its own copy (the directories are its own). Otherwise every file is copied.
     """
+    dest = spec.dest
     remove_tree(dest)
-    shutil.copytree(stage, dest, copy_function=shutil.copy)
-    for rel in rewrite:
+    shutil.copytree(stage, dest, copy_function=os.link if link else shutil.copy)
+    for rel, data in spec.overrides().items():
         target = dest / rel
-        data = overrides.get(rel, (stage / rel).read_bytes() if (stage / rel).is_file() else None)
-        if data is None:
-            if target.exists():
-                target.unlink()
-        else:
-            _write_in_place(target, data)
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        if data is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            os.chmod(target, 0o644)
+            os.utime(target, (FIXED_MTIME, FIXED_MTIME))
     sub_rel, sub_bytes = submission
-    _write_in_place(dest / sub_rel, sub_bytes)
-    for dirpath, dirnames, filenames in os.walk(dest, topdown=False):
+    sub = dest / sub_rel
+    if sub.exists():
+        sub.unlink()
+    sub.parent.mkdir(parents=True, exist_ok=True)
+    sub.write_bytes(sub_bytes)
+    os.utime(sub, (FIXED_MTIME, FIXED_MTIME))
+    for dirpath, dirnames, _ in os.walk(dest, topdown=False):
+        for path in [os.path.join(dirpath, d) for d in dirnames] + ([dest] if dirpath == str(dest) else []):
+            if spec.owner is not None:
+                os.chown(path, *spec.owner)
+            os.chmod(path, 0o755)
+            os.utime(path, (FIXED_MTIME, FIXED_MTIME))
+
+
+def fix_stage_times(stage: Path) -> None:
+    """One mtime for every staged file and directory (the copies' hard links share the files' times)."""
+    for dirpath, dirnames, filenames in os.walk(stage, topdown=False):
         for name in filenames + dirnames:
-            path = os.path.join(dirpath, name)
-            if owner is not None:
-                os.chown(path, *owner, follow_symlinks=False)
-            if name in dirnames:
-                os.chmod(path, 0o755)
-            os.utime(path, (FIXED_MTIME, FIXED_MTIME), follow_symlinks=False)
-    if owner is not None:
-        os.chown(dest, *owner)
-    os.chmod(dest, 0o755)
-    os.utime(dest, (FIXED_MTIME, FIXED_MTIME))
+            os.utime(os.path.join(dirpath, name), (FIXED_MTIME, FIXED_MTIME), follow_symlinks=False)
 
 
-class CopyQueue:
-    """Copies built one ahead. While a run goes on at `ws`, a forked process builds the next variant's
-    copy in `spare` (root-only: no run can reach it); `install` then swaps it in at `ws` with two renames,
-    once the run has ended. A copy of a mid-sized repository takes 15-20 ms to build, and its changed
-    modules' bytecode as long again; this way only the first copy is waited for, and it is built while
-    the zygote warms up. A process, not a thread: compiling holds the interpreter lock for tens of ms,
-    which would hold up the run's launch. A process with other threads (a host calling `score()`) builds
-    in place instead, since forking it is unsafe. Used copies move to `spare` and go with the scratch dir."""
+class CopyBuilder:
+    """Builds the runs' copies in forked processes while the verifier goes on (the first run starts as
+    soon as its copy is ready; the others are built during it). `workers` processes take every
+    `workers`-th copy each: making twins and their bytecode is mostly compiling, and a machine has more
+    than one core. Processes, not threads: compiling holds the interpreter lock. A process with other
+    threads (a host calling `score()`) builds them in place instead, since forking it is unsafe."""
 
-    def __init__(self, stage: Path, ws: Path, spare: Path, *, rewrite: list[str], submission: tuple[str, bytes]):
-        self.stage, self.ws, self.spare = stage, ws, spare
-        self.rewrite, self.submission = rewrite, submission
-        self._pid: int | None = None
-        self._errors: int | None = None  # read end of the pipe a failed build writes its error to
-        self._building: object = None  # (variant, owner) of the copy in spare/next
-        self._used = 0
+    def __init__(self, stage: Path, specs: list[CopySpec], *, submission: tuple[str, bytes], link: bool,
+                 workers: int = 2):
+        self.stage, self.specs, self.submission, self.link = stage, specs, submission, link
+        self.workers = max(1, min(workers, len(specs)))
+        self._pids: list[int] = []
+        self._reads: dict[int, int] = {}  # read fd → worker index
+        self._done: set[int] = set()
+        self._pending: dict[int, bytes] = {}
 
-    def _build(self, overrides: Callable[[], dict[str, bytes | None]], owner: tuple[int, int] | None) -> None:
-        build_copy(self.stage, self.spare / "next", overrides=overrides(), rewrite=self.rewrite,
-                   submission=self.submission, owner=owner)
+    def _build(self, i: int) -> None:
+        build_copy(self.stage, self.specs[i], submission=self.submission, link=self.link)
 
-    def prepare(self, variant: str, overrides: Callable[[], dict[str, bytes | None]],
-                owner: tuple[int, int] | None) -> None:
-        """Start building `variant`'s copy (its overrides are computed by the builder too)."""
-        self._finish()
-        self._building = (variant, owner)
+    def start(self) -> None:
         if threading.active_count() > 1:
-            self._build(overrides, owner)
+            for i in range(len(self.specs)):
+                self._build(i)
+            self._done = set(range(len(self.specs)))
             return
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the builder
-            code = 0
-            try:
-                os.close(read)
-                self._build(overrides, owner)
-            except BaseException as exc:
-                os.write(write, f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:4000])
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(write)
-        self._pid, self._errors = pid, read
+        for worker in range(self.workers):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # a builder
+                code = 0
+                try:
+                    os.close(read)
+                    for i in range(worker, len(self.specs), self.workers):
+                        self._build(i)
+                        os.write(write, f"+{i}\n".encode())
+                except BaseException as exc:
+                    os.write(write, b"!" + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:4000])
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(write)
+            self._pids.append(pid)
+            self._reads[read] = worker
 
-    def install(self, variant: str, overrides: Callable[[], dict[str, bytes | None]],
-                owner: tuple[int, int] | None) -> None:
-        """Put `variant`'s copy at `ws` (building it now if another one was prepared)."""
-        if self._building != (variant, owner):
-            self.prepare(variant, overrides, owner)
-        self._finish()
-        self._building = None
-        if self.ws.exists():
-            os.rename(self.ws, self.spare / f"used-{self._used}")
-            self._used += 1
-        os.rename(self.spare / "next", self.ws)
+    def wait(self, count: int) -> None:
+        """Block until the first `count` copies are built; WorkspaceError if building failed."""
+        import select
+
+        while not set(range(count)) <= self._done:
+            if not self._reads:
+                raise WorkspaceError("building a copy failed: the builders exited")
+            ready, _, _ = select.select(list(self._reads), [], [])
+            for fd in ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    del self._reads[fd]
+                    os.close(fd)
+                    continue
+                data = self._pending.get(fd, b"") + chunk
+                if b"!" in data:
+                    self.close()
+                    raise WorkspaceError("building a copy failed: "
+                                         + data[data.index(b"!") + 1:].decode("utf-8", "replace"))
+                *lines, rest = data.split(b"\n")
+                self._pending[fd] = rest
+                self._done |= {int(line[1:]) for line in lines if line.startswith(b"+")}
 
     def close(self) -> None:
-        """Wait for a build still going (a copy prepared for a run that was not needed)."""
-        try:
-            self._finish()
-        except Exception:
-            pass
-
-    def _finish(self) -> None:
-        """Wait for the builder; raise what it failed with."""
-        if self._pid is None:
-            return
-        pid, read, self._pid, self._errors = self._pid, self._errors, None, None
-        _, status = os.waitpid(pid, 0)
-        with os.fdopen(read, "rb") as fh:  # type: ignore[arg-type]
-            message = fh.read().decode("utf-8", "replace")
-        if status != 0:
-            self._building = None
-            raise WorkspaceError(f"building a copy failed: {message or f'wait status {status}'}")
+        """Stop the builders (copies not built by now are not needed) and reap them."""
+        for pid in self._pids:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self._pids = []
+        for fd in self._reads:
+            os.close(fd)
+        self._reads = {}

@@ -1,56 +1,51 @@
-"""The test-run side of the verifier: a warm "zygote" that forks one child per run, and the child itself.
+"""The test-run side of the verifier: a warm "zygote" that forks the runs, and what each run does.
 
-A pytest process spends most of a short run starting up (the interpreter, importing pytest, its plugins
-and coverage). The verifier therefore starts this file once, as
+A pytest process spends most of a short run starting up (the interpreter, pytest and its plugins). The
+verifier therefore starts this file once, as
 
     python -c SOURCE serve          (cwd: the verifier's root-owned boot dir, the runs' clean environment)
 
 before it reads any grading material, so the zygote's memory never holds the config, the diffs or
-which variant is which. The zygote imports pytest, pytest's built-in plugins and what every run imports
-lazily — never the repository or the submission — freezes that heap out of the garbage
+which variant is which. It imports pytest, its built-in plugins, this run's guard and outcome plugin
+(from the boot dir) — never the repository or the submission — freezes that heap out of the garbage
 collector's reach, and serves requests on stdin, one JSON line each, answering on stdout:
 
-    → {"op": "run" | "probe", "job": {...}}       ← {"pid": N}   then   ← {"pid": N, "status": <wait status>}
+    → {"op": "batch", "jobs": [job, …]}     ← {"pids": [p, …]}    ← {"pid": p, "status": s}  per run, as it ends
+
+A batch's runs are forked together; each sets itself up (session, output, privileges, limits, copy,
+environment, guard, Landlock and seccomp), says it is ready, and waits: the zygote releases them all at
+once, when every one is ready. Runs of one batch therefore start together, and nothing but their
+copies' contents (and random paths) tells them apart; the verifier owns their wall clocks and kills a
+run's session when it is up.
 
 When the verifier runs as root it also passes a probe job: a first child, forked before the imports,
 checks that the run uid can read pytest and coverage, and the ready line carries its exit status.
-For each request it forks a fresh parent for the run, in a session of its own, which forks the run
-and waits for it: process ids are handed out in order, so a run forked by the zygote itself could count
-the runs before it from `getpid() - getppid()` (or from its session's id); with a fresh parent that
-difference is the same in every run. The run, not the zygote, does everything run-specific: a new session, output to the run log, the privilege drop, rlimits, the copy as cwd, the
-run's environment and `sys.path`, coverage (when the verifier asked for it), then `python -m pytest`'s
-own code path (`runpy`), and the end of an interpreter's shutdown that a run can notice (threads joined,
-atexit callbacks, output flushed). Every request's job is the same bytes for every
-variant: the only per-run difference, whether to measure coverage, is a root-owned file in the boot dir
-that the verifier writes for the A run alone, so no child can learn from the zygote which variants ran
-before it. Children run one at a time; the verifier owns the wall clock and kills a child's session.
 
 `python -c SOURCE once JOB` and `... probe JOB` run the same child steps in a fresh process without the
-fork: the verifier's subprocess fallback when the zygote cannot start.
+fork: the verifier's subprocess fallback (stdin is then the release: the run starts at its EOF).
 
-Stdlib at import (pytest is imported by `warm`, coverage by the child that measures). Copied verbatim into
-every task; the verifier passes the source with `-c`, so nothing of it needs to be readable by the run uid.
+Stdlib at import; copied verbatim into every task; the verifier passes the source with `-c`.
 """
 
 import json
 import os
+import select
 import sys
 
 # Imported once in the zygote: pytest's built-in plugins are added from `_pytest.config.default_plugins`;
-# these are what every run imports besides (the debugging plugin's pdb and readline, faulthandler …) and
-# what the children themselves use. The warm-up is the longest step before the first run, so nothing
-# that only some runs import: not asyncio (~12 ms, a test's own import), not coverage (~35 ms with its
-# set-up; only the A run of a task with coverage targets is traced, and that child imports it itself).
-# A name missing from this interpreter is skipped.
+# these are what every run imports besides, and what the children use. Not asyncio (~12 ms, a test's own
+# import), not coverage (only the traced A run needs it). A name missing from this interpreter is skipped.
 WARM_MODULES = (
-    "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "readline", "faulthandler",
-    "xml.etree.ElementTree", "runpy", "random", "tempfile", "importlib", "importlib.util", "resource", "ctypes",
+    "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "faulthandler", "runpy", "random", "tempfile",
+    "importlib", "importlib.util", "resource", "ctypes", "logging", "inspect", "signal", "json",
+    "verifier_guard", "verifier_kernel", "verifier_outcomes",
 )
 # The run uid must be able to read these for the runs to work without privileges (the probe).
 PROBE_MODULES = ("pytest", "_pytest", "pluggy", "coverage")
 COVERAGE_WARNINGS_OFF = ["no-data-collected", "module-not-measured", "module-not-imported"]
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+READY_WAIT_SEC = 60.0  # a run that never gets ready (it died setting up) does not hold the others forever
 
 
 def _send(fd, message):
@@ -75,6 +70,8 @@ def warm():
     import gc
     import importlib
 
+    # readline reads files below the audit hook and cannot be neutralised once loaded (verifier_guard).
+    sys.modules["readline"] = None
     gc.disable()  # nothing imported here is garbage; collections would only slow the imports down
     import _pytest.config
 
@@ -101,8 +98,41 @@ def _read_requests():
                 yield json.loads(line)
 
 
+def _fork_batch(jobs, replies):
+    """Fork one child per job; returns (request, release fds) in a child, None in the zygote once every
+    child has ended."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pids = []
+    for job in jobs:
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_r)
+            os.close(go_w)
+            return {"op": "run", "job": job}, (ready_w, go_r)
+        pids.append(pid)
+    os.close(ready_w)
+    os.close(go_r)
+    _send(replies, {"pids": pids})
+    ready, deadline = 0, READY_WAIT_SEC
+    while ready < len(pids):
+        readable, _, _ = select.select([ready_r], [], [], deadline)
+        if not readable:
+            break
+        chunk = os.read(ready_r, len(pids))
+        if not chunk:  # every child has written, died or exited
+            break
+        ready += len(chunk)
+    os.close(go_w)  # the release: every waiting child reads EOF at once
+    os.close(ready_r)
+    for _ in pids:
+        pid, status = os.wait()
+        _send(replies, {"pid": pid, "status": status})
+    return None
+
+
 def serve(probe_job=None):
-    """The zygote's loop. Returns the request only in a forked child; the zygote itself exits on EOF.
+    """The zygote's loop. Returns (request, release fds) only in a forked child; the zygote exits on EOF.
 
     With `probe_job`, a probe child is forked first and runs while the zygote warms up; the ready line
     carries its wait status."""
@@ -113,22 +143,15 @@ def serve(probe_job=None):
     if probe_job is not None:
         probe_pid = os.fork()
         if probe_pid == 0:
-            return {"op": "probe", "job": probe_job}
+            return {"op": "probe", "job": probe_job}, None
+    sys.path.insert(0, os.getcwd())  # the boot dir: the guard, the kernel barrier, the outcome plugin
     warm()
     probe_status = None if probe_pid is None else os.waitpid(probe_pid, 0)[1]
     _send(replies, {"ready": True, "pid": os.getpid(), "probe": probe_status})
     for request in _read_requests():
-        parent = os.fork()
-        if parent == 0:
-            os.setsid()
-            pid = os.fork()
-            if pid == 0:
-                return request
-            _send(replies, {"pid": pid})
-            _, status = os.waitpid(pid, 0)
-            _send(replies, {"pid": pid, "status": status})
-            os._exit(0)
-        os.waitpid(parent, 0)
+        child = _fork_batch(request["jobs"], replies)
+        if child is not None:
+            return child
     os._exit(0)
 
 
@@ -145,7 +168,16 @@ def _set_limits(limits):
         resource.setrlimit(key, (value, value))
 
 
-def enter(job, *, forked):
+def _close_fds_but(keep):
+    """Close every descriptor above 2 but `keep`: the zygote's pipe to the verifier must not reach a run."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
+def enter(job, *, forked, keep=()):
     """Become the run: session, output, uid, limits, cwd, environment and import path of the job."""
     if forked:
         os.setsid()
@@ -154,7 +186,7 @@ def enter(job, *, forked):
         os.dup2(null, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        os.closerange(3, 1 << 16)  # the zygote's other descriptors; Python closes via close_range
+        _close_fds_but(keep)
     owner = job["owner"]
     if owner is not None:
         os.setgroups([])
@@ -168,10 +200,8 @@ def enter(job, *, forked):
     os.environ.clear()
     os.environ.update(job["env"])
     # `python -m pytest` in the copy with PYTHONPATH=boot:roots: [copy, boot, roots…, stdlib, site…].
-    # The zygote's import caches stay: they describe the same directories (a finder re-reads a directory
-    # whose mtime changed), and the copy's directories are new to them.
     head = job["path_head"]
-    sys.path[:] = head + [p for p in sys.path if p and p not in head]
+    sys.path[:] = head + [p for p in sys.path if p and p not in head and p != job["boot"]]
     import random
     import tempfile
 
@@ -179,23 +209,49 @@ def enter(job, *, forked):
     random.seed(0)  # what the boot sitecustomize does in a fresh process
 
 
-def _coverage_target(job):
-    """The file to measure, when the verifier asked for coverage on this run (a root-owned file)."""
-    try:
-        with open(job["coverage_request"], encoding="utf-8") as fh:
-            return json.load(fh)["target"]
-    except FileNotFoundError:
-        return None
+def _barrier(job):
+    """The guard (audit hook, seeded entropy) and the kernel barrier; their state goes to guard.json."""
+    import verifier_guard
+    import verifier_kernel
+    import verifier_outcomes
+
+    out = job["out"]
+    outcomes = os.open(os.path.join(out, "outcomes.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                       0o600)
+    refusals = os.open(os.path.join(out, "refusals.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                       0o600)
+    verifier_outcomes.FD = outcomes
+    verifier_outcomes.CASE_TIMEOUT = job.get("case_timeout")
+    kernel = verifier_kernel.apply(job["landlock"]["read"], job["landlock"]["write"])
+    policy = dict(job["guard"], landlock=kernel["landlock"])
+    verifier_guard.install(policy, refusals)
+    with open(os.path.join(out, "guard.json"), "w", encoding="utf-8") as fh:
+        json.dump(kernel, fh)
 
 
-def _write_covered(cov, target, path):
+def _wait_for_release(fds):
+    """Say ready, then block until the zygote releases the batch (EOF on the go pipe, or on stdin for a
+    subprocess run)."""
+    if fds is None:
+        while os.read(0, 4096):
+            pass
+        return
+    ready_w, go_r = fds
+    os.write(ready_w, b"r")
+    os.close(ready_w)
+    while os.read(go_r, 4096):
+        pass
+    os.close(go_r)
+
+
+def _write_covered(cov, target, fd):
     data = cov.get_data()
     wanted = os.path.realpath(target)
     lines = []
     for measured in data.measured_files():
         if os.path.realpath(measured) == wanted:
             lines = sorted(data.lines(measured) or [])
-    with open(path, "w", encoding="utf-8") as fh:
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(lines, fh)
 
 
@@ -219,11 +275,11 @@ class _TraceFromTargetImport:
         return None
 
 
-def run(job):
+def run(job, covered_fd=None):
     """pytest as `python -m pytest` (or `coverage run -m pytest`) runs it; raises its SystemExit."""
     import runpy
 
-    target = _coverage_target(job)
+    target = job.get("coverage")
     cov = None
     if target is not None:
         import coverage
@@ -241,7 +297,7 @@ def run(job):
     finally:
         if cov is not None:
             cov.stop()
-            _write_covered(cov, target, job["covered"])
+            _write_covered(cov, target, covered_fd)
 
 
 def probe():
@@ -295,17 +351,27 @@ def main(argv):
     if sys.path and sys.path[0] == "":
         del sys.path[0]
     if argv[0] == "serve":
-        request, forked = serve(json.loads(argv[1]) if len(argv) > 1 else None), True
+        (request, release), forked = serve(json.loads(argv[1]) if len(argv) > 1 else None), True
     else:
-        request, forked = {"op": "run" if argv[0] == "once" else "probe", "job": json.loads(argv[1])}, False
-    enter(request["job"], forked=forked)
+        request, release, forked = {"op": "run" if argv[0] == "once" else "probe", "job": json.loads(argv[1])}, None, False
+        if request["op"] == "run":
+            sys.path.insert(0, request["job"]["boot"])
+            warm()
+    job = request["job"]
+    enter(job, forked=forked, keep=release or ())
     if request["op"] == "probe":
         code = probe()
         if forked:  # nothing of a run to finish: skip the interpreter's shutdown
             os._exit(code)
         return code
     try:
-        run(request["job"])
+        covered = None
+        if job.get("coverage"):  # opened before the barrier: it is written after the session
+            covered = os.open(os.path.join(job["out"], "covered.json"),
+                              os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        _barrier(job)
+        _wait_for_release(release)
+        run(job, covered)
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc)

@@ -1,0 +1,225 @@
+"""The kernel half of a test run's barrier: Landlock (what the run may read and write) and seccomp (what
+it may start). Applied by each run process to itself, after it dropped privileges and before it runs
+anything of the submission; nothing it does later can lift either.
+
+- Landlock (Linux ≥ 5.13, any uid, no capability): the run reads only the system's directories, the
+  interpreter, its own copy and its own HOME/TMPDIR/output dirs — not /proc, /sys, /tmp, /dev/shm, the
+  other runs' copies, the workspace or the grading files — and writes only into its own dirs. It may
+  not connect or bind TCP, and (ABI ≥ 6) not reach abstract unix sockets or signal processes outside
+  itself. So runs cannot leave state for each other, talk to each other, or read another variant.
+- seccomp (a BPF filter): no execve, no new processes (clone without CLONE_THREAD, fork, vfork;
+  clone3 answers ENOSYS so threads fall back to clone), no sockets but AF_UNIX, no ptrace or
+  process_vm_*, no keyrings, SysV IPC, POSIX message queues, io_uring, bpf, perf events, userfaultfd,
+  inotify/fanotify, namespaces or mounts. A child interpreter would escape the audit hook; there is none.
+
+Either may be unavailable (an old kernel, a sandbox without Landlock): `apply` then says so, and the
+audit hook's own path rules (`verifier_guard`) stand in for Landlock. Stdlib only (ctypes); copied
+verbatim into every task.
+"""
+
+import os
+import platform
+import stat
+import struct
+
+# ---------------------------------------------------------------------------------------------- Landlock
+
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+# Access rights by the ABI version that introduced them.
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_FS_V1 = (1 << 13) - 1  # execute … make_sym
+_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+READ = _FS_READ_FILE | _FS_READ_DIR
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+def _libc():
+    import ctypes
+
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version, 0 when it has none (or the call is filtered)."""
+    try:
+        ctypes, libc = _libc()
+        version = libc.syscall(_SYS_CREATE_RULESET, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    except (OSError, AttributeError):
+        return 0
+    return max(0, version)
+
+
+def _fs_rights(abi):
+    rights = _FS_V1
+    if abi >= 2:
+        rights |= _FS_REFER
+    if abi >= 3:
+        rights |= _FS_TRUNCATE
+    if abi >= 5:
+        rights |= _FS_IOCTL_DEV
+    return rights
+
+
+def readable_roots(denied, extra):
+    """Directories to grant reading: everything under "/" except the `denied` trees, as the fewest
+    subtrees that leave them out, plus `extra` (interpreter dirs, the run's own dirs). Computed once,
+    by the zygote, before any run."""
+    denied = {os.path.realpath(d) for d in denied}
+    roots = []
+
+    def grant(path):
+        if path in denied:
+            return
+        if not any(d.startswith(path.rstrip("/") + "/") for d in denied):
+            roots.append(path)
+            return
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            return
+        for name in names:
+            child = os.path.join(path, name)
+            if os.path.isdir(child) and not os.path.islink(child):
+                grant(child)
+            elif not os.path.islink(child) and child not in denied:
+                roots.append(child)
+
+    grant("/")
+    return sorted(set(roots) | {e for e in extra if os.path.exists(e)})
+
+
+def _add_rule(ctypes, libc, ruleset, path, rights, handled):
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            rights &= _FILE_RIGHTS
+        attr = ctypes.create_string_buffer(struct.pack("=Qi", rights & handled, fd))
+        libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, attr, 0)
+    finally:
+        os.close(fd)
+
+
+def landlock(read, write):
+    """Restrict this process: read (and run) only beneath `read`, write only beneath `write`.
+    Returns the ABI applied, or raises OSError."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError("no Landlock in this kernel")
+    ctypes, libc = _libc()
+    handled = _fs_rights(abi)
+    attr = struct.pack("QQQ", handled, _NET_BIND_TCP | _NET_CONNECT_TCP,
+                       _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL)
+    size = 8 if abi < 4 else (16 if abi < 6 else 24)
+    buf = ctypes.create_string_buffer(attr[:size])
+    ruleset = libc.syscall(_SYS_CREATE_RULESET, buf, size, 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    try:
+        for path in read:
+            _add_rule(ctypes, libc, ruleset, path, READ | _FS_EXECUTE, handled)
+        for path in DEVICES:
+            _add_rule(ctypes, libc, ruleset, path, READ | _FS_WRITE_FILE | _FS_IOCTL_DEV, handled)
+        for path in write:
+            _add_rule(ctypes, libc, ruleset, path, handled, handled)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+        if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+# ---------------------------------------------------------------------------------------------- seccomp
+
+_ARCHES = {
+    # machine: (AUDIT_ARCH, {syscall: number}); a number absent from an architecture is simply not listed
+    "x86_64": (0xC000003E, {
+        "execve": 59, "execveat": 322, "fork": 57, "vfork": 58, "clone": 56, "clone3": 435, "socket": 41,
+        "socketpair": 53, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "keyctl": 250,
+        "add_key": 248, "request_key": 249, "msgget": 68, "semget": 64, "shmget": 29, "mq_open": 240,
+        "io_uring_setup": 425, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "inotify_init": 253,
+        "inotify_init1": 294, "fanotify_init": 300, "unshare": 272, "setns": 308, "mount": 165}),
+    "aarch64": (0xC00000B7, {
+        "execve": 221, "execveat": 281, "clone": 220, "clone3": 435, "socket": 198, "socketpair": 199,
+        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "keyctl": 219, "add_key": 217,
+        "request_key": 218, "msgget": 186, "semget": 190, "shmget": 194, "mq_open": 180, "io_uring_setup": 425,
+        "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "inotify_init1": 26, "fanotify_init": 262,
+        "unshare": 97, "setns": 268, "mount": 40}),
+}
+_SPECIAL = ("clone", "clone3", "socket", "socketpair")
+_X32_BIT = 0x40000000
+_CLONE_THREAD = 0x00010000
+_AF_UNIX = 1
+_EPERM, _EACCES, _ENOSYS = 1, 13, 38
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+
+
+def _ins(code, k, jt=0, jf=0):
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def seccomp_program(machine=None):
+    """The filter's BPF instructions for this machine's architecture (ValueError when unknown)."""
+    machine = machine or platform.machine()
+    if machine not in _ARCHES:
+        raise ValueError(f"no seccomp filter for {machine}")
+    arch, numbers = _ARCHES[machine]
+    deny = _RET_ERRNO | _EPERM
+    prog = [_ins(_LD_W_ABS, 4), _ins(_JEQ_K, arch, 1, 0), _ins(_RET_K, deny), _ins(_LD_W_ABS, 0)]
+    if machine == "x86_64":  # the x32 ABI: the same numbers with a high bit, not filtered below
+        prog += [_ins(_JGE_K, _X32_BIT, 0, 1), _ins(_RET_K, deny)]
+    for name, number in sorted(numbers.items()):
+        if name not in _SPECIAL:
+            prog += [_ins(_JEQ_K, number, 0, 1), _ins(_RET_K, deny)]
+    prog += [_ins(_JEQ_K, numbers["clone3"], 0, 1), _ins(_RET_K, _RET_ERRNO | _ENOSYS)]
+    # clone: a thread (CLONE_THREAD in the flags, the first argument's low word) is fine, a process not.
+    prog += [_ins(_JEQ_K, numbers["clone"], 0, 4), _ins(_LD_W_ABS, 16), _ins(_JSET_K, _CLONE_THREAD, 1, 0),
+             _ins(_RET_K, deny), _ins(_RET_K, _RET_ALLOW)]
+    # socket, socketpair: the family is the first argument; only AF_UNIX.
+    for name in ("socket", "socketpair"):
+        prog += [_ins(_JEQ_K, numbers[name], 0, 4), _ins(_LD_W_ABS, 16), _ins(_JEQ_K, _AF_UNIX, 1, 0),
+                 _ins(_RET_K, _RET_ERRNO | _EACCES), _ins(_RET_K, _RET_ALLOW)]
+    prog.append(_ins(_RET_K, _RET_ALLOW))
+    return prog
+
+
+def seccomp():
+    """Install the filter on this process (and the threads it starts). Raises OSError."""
+    ctypes, libc = _libc()
+    prog = seccomp_program()
+    buf = ctypes.create_string_buffer(b"".join(prog))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.addressof(buf))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter refused")
+
+
+def apply(read, write):
+    """Both barriers; {"landlock": abi or 0, "seccomp": bool, "notes": [...]} of what holds."""
+    result = {"landlock": 0, "seccomp": False, "notes": []}
+    try:
+        result["landlock"] = landlock(read, write)
+    except (OSError, ValueError, AttributeError) as exc:
+        result["notes"].append(f"landlock: {exc}")
+    try:
+        seccomp()
+        result["seccomp"] = True
+    except (OSError, ValueError, AttributeError) as exc:
+        result["notes"].append(f"seccomp: {exc}")
+    return result

@@ -1,0 +1,218 @@
+"""Twins (verifier_twins): every kind keeps the code's AST modulo its own insertions, twins move what pins
+look at, references are equalized between variants, and real test suites pass on twinned code."""
+
+from __future__ import annotations
+
+import ast
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.verifiers.test_synthesis import verifier_twins as vt
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = textwrap.dedent('''\
+    """A module with the constructs twins must leave alone."""
+    from __future__ import annotations
+
+    import functools
+    COUNT = 0
+
+
+    def plain(a, b=2, *args, key=None, **kw):
+        """Docstring with
+           an indented line that must not move."""
+        total = a + b
+        if total > 3:
+            total -= 1
+        elif total < 0:
+            return -1
+        for i in range(3):
+            if i:
+                total += i
+        text = f"{total=} {a!r:>5} {'x'}"
+        while False:
+            pass
+        try:
+            value = total // b
+        except ZeroDivisionError as exc:
+            value = str(exc)
+        finally:
+            extra = 1
+        with open(__file__) as fh:
+            first = fh.readline()
+        squares = [x * x for x in range(total) if x]
+        return total, value, text, extra, first, squares, (n := len(squares))
+
+
+    @functools.lru_cache(maxsize=None)
+    def decorated(x):
+        return x + \\
+            1
+
+
+    def closure():
+        seen = []
+        def inner(v):
+            nonlocal seen
+            seen = seen + [v]
+            return seen
+        return inner
+
+
+    def uses_locals(a):
+        b = a * 2
+        return locals()
+
+
+    def gen(n):
+        k = 0
+        while k < n:
+            yield k
+            k += 1
+        return k
+
+
+    async def coro(x):
+        y = await x
+        return y
+
+
+    class Box:
+        """A class body keeps its names."""
+        size = 3
+
+        def grow(self, by):
+            global COUNT
+            COUNT += 1
+            new = self.size + by; self.size = new
+            return super().__repr__() if by < 0 else new
+
+        @property
+        def half(self):
+            return self.size / 2
+''')
+UNITS = [u for u in vt.changed_units([SAMPLE, SAMPLE.replace("x + \\", "x - \\")
+                                      .replace("total -= 1", "total -= 2").replace("return locals()", "return locals() or b")
+                                      .replace("k += 1", "k += 2").replace("return y", "return y, y")
+                                      .replace("return self.size / 2", "return self.size / 3")])[0]]
+
+
+def canonical_module(text: str, twin: vt._Twin | None = None) -> str:
+    undo = vt.Canonical(set(), {}) if twin is None else vt.Canonical(twin.fresh_names - set(twin.renames), twin.renames)
+    return vt._dump(undo.visit(ast.parse(text)))
+
+
+def test_the_changed_units_are_the_outermost_changed_functions():
+    assert [u.qualname for u in UNITS] == ["Box.half", "coro", "decorated", "gen", "plain", "uses_locals"]
+    assert next(u for u in UNITS if u.qualname == "decorated").first == SAMPLE.splitlines().index(
+        "@functools.lru_cache(maxsize=None)") + 1
+    assert next(u for u in UNITS if u.qualname == "Box.half").indent == "    "
+
+
+@pytest.mark.parametrize("kind", vt.KINDS)
+def test_each_kind_alone_keeps_the_ast_and_compiles(kind):
+    for seed in range(25):
+        twin = vt._Twin(SAMPLE, list(UNITS), Counter({(int, 77): 2, (str, "ident"): 1}), frozenset({kind}),
+                        random.Random(seed))
+        text = "".join(twin.plan().apply(twin.lines))
+        compile(text, "<twin>", "exec")
+        assert canonical_module(text, twin) == canonical_module(SAMPLE), (kind, seed)
+
+
+def test_all_kinds_together_change_text_size_lines_and_bytecode_but_not_the_ast():
+    texts = set()
+    for seed in range(20):
+        twin = vt._Twin(SAMPLE, list(UNITS), Counter(), frozenset(vt.KINDS), random.Random(seed))
+        text = "".join(twin.plan().apply(twin.lines))
+        assert canonical_module(text, twin) == canonical_module(SAMPLE)
+        texts.add(text)
+    assert len(texts) == 20 and len({len(t) for t in texts}) >= 15  # sizes spread, not one value
+    code = lambda text, name: next(c for c in compile(text, "m", "exec").co_consts  # noqa: E731
+                                   if getattr(c, "co_name", None) == name)
+    bytecodes = {code(t, "plain").co_code for t in texts}
+    lines = {code(t, "plain").co_firstlineno for t in texts}
+    assert len(bytecodes) >= 18 and len(lines) >= 10
+
+
+def test_a_function_that_reads_its_locals_gets_no_new_locals_and_keeps_their_names():
+    for seed in range(20):
+        text = vt.twin_source(SAMPLE, tuple(UNITS), Counter(), rng=random.Random(seed))
+        fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "uses_locals")
+        stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assert stored == {"b"}
+
+
+def test_twins_are_reproducible_from_their_seed_and_differ_across_seeds():
+    one = vt.twin_source(SAMPLE, tuple(UNITS), Counter(), rng=random.Random(5))
+    assert one == vt.twin_source(SAMPLE, tuple(UNITS), Counter(), rng=random.Random(5))
+    assert one != vt.twin_source(SAMPLE, tuple(UNITS), Counter(), rng=random.Random(6))
+
+
+REFCOUNTS = r'''
+import sys
+before = [sys.getrefcount(sys.intern(s)) for s in ("alpha_beta", "alpha_gamma")] + [sys.getrefcount(77), sys.getrefcount(78)]
+exec(compile(sys.stdin.read(), "m", "exec"), {})
+after = [sys.getrefcount(sys.intern(s)) for s in ("alpha_beta", "alpha_gamma")] + [sys.getrefcount(77), sys.getrefcount(78)]
+print([a - b for a, b in zip(after, before)])
+'''
+
+
+def test_the_references_statement_makes_both_sides_reference_the_same_constants_and_names():
+    a = 'def f(x):\n    if x > 123:\n        return "alpha_beta"\n    return x * 77\n'
+    b = a.replace("x * 77", "x * 78").replace('"alpha_beta"', '"alpha_gamma"')
+    plan = vt.plan_file("m.py", [a, b])
+    assert plan.references[0] == Counter({(int, 78): 1, (str, "alpha_gamma"): 1})
+    counts = lambda text: subprocess.run([sys.executable, "-c", REFCOUNTS], input=text, capture_output=True,  # noqa: E731
+                                         text=True, check=True).stdout
+    assert counts(a) != counts(b)
+    for seed in range(3):
+        twin_a = vt.twin_source(a, plan.units[0], plan.references[0], rng=random.Random(seed), kinds={"references"})
+        twin_b = vt.twin_source(b, plan.units[1], plan.references[1], rng=random.Random(seed), kinds={"references"})
+        assert counts(twin_a) == counts(twin_b)
+
+
+@pytest.mark.parametrize("module", ["textwrap", "argparse", "inspect", "dataclasses", "tokenize", "fractions"])
+def test_every_function_of_a_real_module_twins_into_the_same_ast(module):
+    source = Path(sysconfig.get_paths()["stdlib"], f"{module}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    units = tuple(vt.Unit(q, vt._first_line(n), n.end_lineno, lines[vt._first_line(n) - 1][: len(lines[vt._first_line(n) - 1]) - len(lines[vt._first_line(n) - 1].lstrip())])
+                  for q, (n, parents) in vt._qualnames(tree).items() if not parents)
+    twin = vt._Twin(source, list(units), Counter(), frozenset(vt.KINDS), random.Random(1))
+    text = "".join(twin.plan().apply(twin.lines))
+    compile(text, module, "exec")
+    assert canonical_module(text, twin) == canonical_module(source)
+    assert text != source
+
+
+def test_minicart_passes_its_own_suite_with_every_function_twinned(tmp_path):
+    repo = tmp_path / "minicart"
+    shutil.copytree(REPO / "examples" / "minicart", repo)
+    for path in sorted((repo / "src" / "minicart").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        lines = source.splitlines()
+        units = []
+        for qualname, (node, parents) in vt._qualnames(tree).items():
+            if not parents:
+                line = lines[vt._first_line(node) - 1]
+                units.append(vt.Unit(qualname, vt._first_line(node), node.end_lineno, line[: len(line) - len(line.lstrip())]))
+        path.write_text(vt.twin_source(source, tuple(units), Counter(), rng=random.Random(path.name)), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"], cwd=repo,
+                          capture_output=True, text=True, timeout=600,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo / "src"), "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
+
+
+def test_a_source_that_does_not_parse_cannot_be_planned():
+    with pytest.raises(vt.TwinError):
+        vt.plan_file("bad.py", ["def f(:\n", "def f(:\n"])
