@@ -152,6 +152,16 @@ REFUSED = [  # (name, source, rule that must be among the findings, line)
     ("builtins.exec", "import builtins\nbuiltins.exec('1')\n", "dynamic-code", 2),
     ("a child interpreter's module", "import _posixsubprocess\n", "process", 1),
     ("sub-interpreters", "import _xxsubinterpreters\n", "process", 1),
+    # The second red team's routes: names reached by strings the lint did not read as names.
+    ("attrgetter of a dotted frame path", "import operator\noperator.attrgetter('tb_frame.f_back.f_locals')\n",
+     "tracing", 2),
+    ("attrgetter of co_code", "import operator\noperator.attrgetter('co_code')\n", "source-introspection", 2),
+    ("methodcaller of stat", "import operator\noperator.methodcaller('stat')\n", "file-facts", 2),
+    ("getattr of a module's refused function", "import os\ngetattr(os, 'stat')\n", "file-times", 2),
+    ("getattr of a builtin", "import builtins\ngetattr(builtins, 'exec')\n", "dynamic-code", 2),
+    ("vars(builtins)", "import builtins\nvars(builtins)\n", "builtins", 2),
+    ("a builtin by a folded key", "import builtins\nb = vars(builtins)\nb['ex' + 'ec']\n", "dynamic-code", 3),
+    ("a module file by a folded key", "import m\nvars(m)['__fi' + 'le__']\n", "file-read", 2),
 ]
 
 

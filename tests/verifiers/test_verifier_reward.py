@@ -60,7 +60,8 @@ def test_good_discriminating_test_earns_full_reward(make_task, kit):
         assert run["guard"]["seccomp"] is True and run["guard"]["landlock"] >= 1, run
         assert run["via"] == "zygote"
     if os.geteuid() == 0:
-        assert details["isolation"] == {"uid": 65534, "dropped_privileges": True, "note": ""}
+        assert details["isolation"]["dropped_privileges"] is True
+        assert 40000 <= details["isolation"]["uid"] < 60000
 
 
 def test_a_host_with_other_threads_builds_the_copies_in_place(make_task, kit):
@@ -81,15 +82,18 @@ def test_flat_layout_with_the_repo_root_as_import_root(make_task, kit):
 
 
 def test_runs_happen_as_unprivileged_uids_of_their_own(make_task):
-    # A runs as 65534; the runs after it each as another uid (none root, none shared).
+    # Every run as a uid of its own (none root, none shared, none an account's), with no groups.
     task = make_task("import os\n\n\ndef test_uid():\n    assert os.getuid() == os.getgid() != 0\n"
-                     "    assert os.getgroups() in ([], [os.getgid()])\n    assert os.getuid() == 65534\n")
+                     "    assert os.getgroups() in ([], [os.getgid()])\n    assert 40000 <= os.getuid() < 60000\n"
+                     "\n\n"
+                     "def test_hundred():\n    from shopcalc.pricing import apply_discount\n"
+                     "    assert apply_discount(10, 100) == 5\n")
     details = task.score(run_lint=False)
     if os.geteuid() != 0:
-        assert details["reason"] == "no case passes on A"
+        assert [c["outcomes"]["A"] for c in details["cases"]] == ["failed", "passed"]
         return
-    assert [c["outcomes"]["A"] for c in details["cases"]] == ["passed"]
-    assert details["reward"] == 0.0 and "depends on more than behaviour" in details["reason"]
+    assert set(details["cases"][0]["outcomes"].values()) == {"passed"}  # on every run
+    assert details["reward"] == pytest.approx(0.5 * 0.75)
 
 
 def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task):
@@ -118,13 +122,14 @@ def test_without_coverage_targets_no_run_is_traced(make_task):
 
 def test_every_run_has_the_same_files_with_the_package_precompiled(make_task):
     # Lint off: the submission lists its copy. It passes only where the copy holds exactly these files,
-    # the shopcalc package's pycs included (checked-hash ones; the changed module's made per copy).
+    # the shopcalc package's pycs included (checked-hash ones); the changed module, sealed at the session's
+    # start, is an empty file without bytecode.
     sub = ("import os\nimport sys\n\n\ndef test_listing():\n    tag = sys.implementation.cache_tag\n"
            "    found = sorted(os.path.relpath(os.path.join(d, f)) for d, _, fs in os.walk('.') for f in fs)\n"
            "    assert found == sorted(['pyproject.toml', 'src/shopcalc/__init__.py', 'src/shopcalc/pricing.py',\n"
            "                            f'src/shopcalc/__pycache__/__init__.{tag}.pyc',\n"
-           "                            f'src/shopcalc/__pycache__/pricing.{tag}.pyc',\n"
-           "                            'tests/test_pricing.py', 'tests/test_r2e_0badc0de.py'])\n")
+           "                            'tests/test_pricing.py', 'tests/test_r2e_0badc0de.py'])\n"
+           "    assert os.path.getsize('src/shopcalc/pricing.py') == 0\n")
     details = make_task(sub + "\n\n" + HUNDRED).score(run_lint=False)  # HUNDRED: so that every variant runs
     assert details["precompiled_modules"] == 1  # __init__; pricing.py, which the variants change, per copy
     assert [c["outcomes"] for c in details["cases"]] == [outcomes(A="passed", B="passed"),

@@ -73,8 +73,9 @@ NO_LEAKS = '''import builtins
 import os
 import sys
 
+# The changed module is imported at the session's start (sealed): from this run's own copy.
 SEEN = [hasattr(builtins, "r2e_mark"), "R2E_MARK" in os.environ, "r2e_mark_module" in sys.modules,
-        any(name.split(".")[0] == "shopcalc" for name in sys.modules)]
+        not sys.modules["shopcalc.pricing"].__file__.startswith(os.getcwd() + "/")]
 builtins.r2e_mark = True
 os.environ["R2E_MARK"] = "1"
 sys.modules["r2e_mark_module"] = sys
@@ -209,7 +210,7 @@ def test_the_runs_of_a_batch_get_the_same_job_but_for_their_own_dirs_and_uid(mak
     assert len({blank(job) for job in sent[1]}) == 1  # which run is which variant is not in the request
     assert b"broken" not in real(sent[1]) and "B′".encode() not in real(sent[1])
     assert len({job["cwd"] for job in sent[1]}) == 9 and len({tuple(job["owner"] or [0]) for job in sent[1]}) in (1, 9)
-    assert sent[0][0]["coverage"] and all(job["coverage"] is None for job in sent[1])  # A is traced, alone
+    assert sent[0][0]["guard"]["cover"] and all("cover" not in job["guard"] for job in sent[1])  # A is traced, alone
 
 
 def test_runs_find_no_secret_of_the_verifier_anywhere(make_task, kit, monkeypatch):

@@ -196,15 +196,18 @@ def _hide(paths: list[Path], details: dict[str, Any]) -> dict[Path, int]:
     return modes
 
 
-def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun.Layout) -> tuple[int, int] | None:
-    """The uid/gid of the first run: 65534 when we are root and that uid can use the interpreter."""
+def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun.Layout,
+               runs: list[vrun.Run]) -> tuple[int, int] | None:
+    """Whether the runs can drop privileges: we are root and nobody (standing for their uids) can use the
+    interpreter."""
     details["isolation"] = {"uid": os.getuid(), "dropped_privileges": False, "note": "verifier is not root"}
     owner = vlayout.run_owner()
     if owner is None:
         return None
     problem = vrun.probe(launcher, layout, owner)
     if problem is None:
-        details["isolation"] = {"uid": vlayout.NOBODY, "dropped_privileges": True, "note": ""}
+        details["isolation"] = {"uid": runs[0].owner[0] if runs[0].owner else vlayout.NOBODY,
+                                "dropped_privileges": True, "note": "a uid of its own for each run"}
         return owner
     details["isolation"]["note"] = f"uid {vlayout.NOBODY} cannot run {launcher.python}: {problem}"
     return None
@@ -212,12 +215,15 @@ def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun
 
 def _plan_runs(cfg: Config, variants: Variants, layout: vrun.Layout, owner: tuple[int, int] | None,
                rng: random.Random) -> list[tuple[vrun.Run, str, int | None]]:
-    """(run, variant, twin seed) for A, its twins, B's and one twin of each sibling; A first."""
-    plan: list[tuple[str, str, int | None]] = [("A", "A", None)]
-    plan += [(f"A′{k}", "A", rng.getrandbits(64)) for k in range(1, cfg.twin_runs + 1)]
+    """(run, variant, twin seed) for A, its twins, B's and one twin of each sibling: A first, the others in
+    a random order. Their dirs are made, their copies built and their processes forked in that order, so
+    nothing ordered (inode numbers, pids, file times) lines up with which variant a run has."""
+    plan: list[tuple[str, str, int | None]] = [(f"A′{k}", "A", rng.getrandbits(64)) for k in range(1, cfg.twin_runs + 1)]
     plan += [(f"B′{k}", "B", rng.getrandbits(64)) for k in range(1, cfg.twin_runs + 1)]
     plan += [(f"S{i}′1", f"S{i}", rng.getrandbits(64)) for i in range(1, len(cfg.variants.siblings) + 1)]
-    owners = [owner] + (vlayout.run_owners(len(plan) - 1, rng) if owner is not None else [None] * (len(plan) - 1))
+    rng.shuffle(plan)
+    plan.insert(0, ("A", "A", None))
+    owners = vlayout.run_owners(len(plan), rng) if owner is not None else [None] * len(plan)
     return [(vrun.Run(label, layout.new_run(rng, who), who, traced=(label == "A" and bool(cfg.coverage_targets))),
              variant, seed) for (label, variant, seed), who in zip(plan, owners)]
 
@@ -270,7 +276,7 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
     runs = [run for run, _, _ in planned]
     results: dict[str, vres.RunResult] = {}
     try:
-        if _isolation(details, launcher, layout) is None and owner is not None:
+        if _isolation(details, launcher, layout, runs) is None and owner is not None:
             builder.close()  # the run uids cannot use the interpreter: every run as ourselves, no links
             for run, _, _ in planned:
                 run.owner = None
@@ -301,13 +307,14 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
                            [results[r.name] for r in runs if r.name.startswith("B′")],
                            [[results[r.name] for r in runs if r.name.startswith(f"S{i}′")]
                             for i in range(1, len(cfg.variants.siblings) + 1)])
-    details["variants"] = [_run_details(results[r.name], variant) for r, variant, _ in planned]
-    details["timings"]["runs"] = {r.name: results[r.name].seconds for r in runs}
+    in_order = sorted(planned, key=lambda p: p[0].name)  # A, A′…, B′…, S…′: the details read in that order
+    details["variants"] = [_run_details(results[r.name], variant) for r, variant, _ in in_order]
+    details["timings"]["runs"] = {r.name: results[r.name].seconds for r, _, _ in in_order}
     details["twins"] = {"files": sorted(variants.plans), "kinds": sorted(variants.kinds),
                         "runs_per_side": cfg.twin_runs}
     details.update(vreward.compute(grouped, terms))
     a = results["A"]
-    details["cases"] = [{"id": c, "outcomes": {r.name: results[r.name].outcome(c).value for r in runs}}
+    details["cases"] = [{"id": c, "outcomes": {r.name: results[r.name].outcome(c).value for r, _, _ in in_order}}
                         for c in (a.collected or [])]
     details["coverage"] = {"targets": sorted(cfg.coverage_targets),
                            "covered_targets": sorted(set(a.covered or []) & set(cfg.coverage_targets)),

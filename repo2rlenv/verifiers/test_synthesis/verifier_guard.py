@@ -1,24 +1,36 @@
-"""The interpreter half of a test run's barrier: an audit hook, a few replaced functions, seeded entropy.
+"""The interpreter half of a test run's barrier: an audit hook, sealed modules, data-only readers, a
+coverage recorder nothing else can reach, seeded entropy.
 
-Installed by each run process before pytest starts (`verifier_zygote`), armed the moment the
-submission's own module begins to execute. From then on, for the rest of the run and whoever asks
-(the submission, a callback it registered, a thread it started, the library itself), the hook refuses
-with PermissionError:
+Installed by each run process before pytest starts (`verifier_zygote`). At the session's start, before
+any test module is collected, `seal` imports the changed modules and deletes their files (source and
+bytecode) from the run's private copy: from then on no route reads them, in Python or in C (an XML
+parser's entities, a Tcl `source`, a loader subclass, a reload), because they are gone. The hook arms
+the moment the submission's own module begins to execute; from then on, for the rest of the run and
+whoever asks (the submission, a callback it registered, a thread it started, the library itself), it
+refuses:
 
-- reading the changed files (any file whose name is one of theirs: moving or linking one is refused
-  too) other than by the import system importing them; `marshal` loads outside the import system;
 - the code objects of changed code: `__code__`, `gi_code`, `cr_code`, `ag_code`, `f_code` of a function,
-  generator, coroutine or frame whose code comes from a changed file (two readers that only take a
-  signature or a flag from it, `inspect`'s, and logging's caller lookup, may);
-- building code (`code.__new__`, but for `types.coroutine`'s flag), `ctypes`, the garbage collector's object graph, tracers and profilers
-  (allowed in the traced A run, where coverage needs them), new audit hooks, sub-interpreters, starting
-  processes (seccomp refuses those in the kernel too), loading `readline`;
+  generator, coroutine or frame whose code comes from a changed file (an AttributeError, so that
+  `getattr(f, "__code__", None)` and `hasattr` see "none"). The library readers that need a signature,
+  a flag, a file name, a caller or a traceback summary of such code get them from `facts`, which reads
+  the code object and returns plain data, never calling anything while it holds the code;
+- making code that claims a changed file's name (`compile(..., "pkg/mod.py", ...)`: a forged coverage
+  record, a frame that looks like the target's), building code objects (`code.__new__`, but for
+  `types.coroutine`'s flag), `marshal` loads outside the import system and writing `.pyc` files (so no
+  hand-made bytecode can ever run), `ctypes`, the garbage collector's object graph, other threads'
+  frames, tracers and profilers (allowed in the traced A run), new audit hooks, sub-interpreters,
+  starting processes (seccomp refuses those in the kernel too), loading `readline`;
+- reading the changed files that could not be sealed (a module whose import failed at the session's
+  start) other than by the import system importing them, and moving or linking them;
 - when the kernel has no Landlock (`verifier_kernel`): writing outside the run's own dirs, reading /proc
   or /sys, and abstract unix sockets.
 
 The hook is unreachable from Python once installed (no module or object holds it; `gc` is refused) and
-cannot be removed; everything it calls is bound when it is made. `readline`, which reads any file below
-the hook, is not loaded at all. `os.urandom`, `os.getrandom`, `SystemRandom`, unseeded `random.Random()` and tempfile's names draw from
+cannot be removed; everything it calls is bound when it is made. So is the coverage recorder of the
+traced run: its lines live in the hook, reach it only from the interpreter's own line events (or, on
+Python 3.11, from frames whose code really is the target's), and leave the run signed with a key only
+the hook and the verifier hold — a run can write anything into its output dir but not a valid record.
+`os.urandom`, `os.getrandom`, `SystemRandom`, unseeded `random.Random()` and tempfile's names draw from
 fixed seeds, so a run's "randomness" is the same in every run.
 
 Stdlib only; copied verbatim into every task.
@@ -29,68 +41,146 @@ import os
 import sys
 
 # Audit events the hook looks at; everything else returns at once.
+COVER_START, COVER_LINE, COVER_DUMP = "repo2rlenv.cover.start", "repo2rlenv.cover.line", "repo2rlenv.cover.dump"
+FACTS, SEALED = "repo2rlenv.facts", "repo2rlenv.sealed"
+_OWN_EVENTS = frozenset({COVER_START, COVER_LINE, COVER_DUMP, FACTS, SEALED})
 _EVENTS = frozenset({
     "exec", "open", "os.link", "os.symlink", "os.rename", "marshal.loads", "marshal.load", "code.__new__",
     "object.__getattr__", "sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "cpython.PyInterpreterState_New", "import",
     "sys.addaudithook", "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
     "os.forkpty", "socket.bind", "socket.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension",
+    "sqlite3.connect", "compile", "sys._current_frames", *_OWN_EVENTS,
 })
-_CODE_ATTRS = {"__code__": "__code__", "gi_code": "gi_code", "cr_code": "cr_code", "ag_code": "ag_code",
-               "f_code": "f_code"}
+_CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                              "os.forkpty"})
-_TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile", "sys.monitoring.register_callback"})
+_TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
 _NO_REIMPORT = ("readline",)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _MAX_LOGGED = 50
+# What `facts` returns, by index.
+FILENAME, NAME, QUALNAME, FIRSTLINENO, ARGCOUNT, POSONLY, KWONLY, PARAMS, FLAGS, POSITION = range(10)
+_VARARGS, _VARKEYWORDS = 0x04, 0x08
 
 
-def _exempt_codes():
-    """Code objects whose frames may do what the hook otherwise refuses, by what they do with it."""
-    import inspect
-    import logging
+class CodeRefused(AttributeError):
+    """Raised for a refused attribute (a code object of changed code): getattr's default applies."""
+
+
+def install(policy, refusal_fd=None):
+    """Install the readers, the hook and the replacements for one run. `policy`: {"submission": path of
+    the test file, "protected_names": basenames of the changed files and their bytecode,
+    "protected_paths": their paths in this run's copy, "traced": whether this run records coverage,
+    "cover": {"target": file, "key": hex, "fd": covered file's fd} in the traced run (the key is taken
+    out of the dict), "own_roots": the run's writable dirs, "landlock": the Landlock ABI the kernel
+    barrier applied (0: none)}."""
+    _seed_entropy()
+    _install_readers(frozenset(policy["protected_names"]), frozenset(policy["protected_paths"]))
+    # readline reads any file into its history, below the audit hook, and it is a single-phase module:
+    # re-creating it would bring back any function replaced here. So it is not loaded at all (the zygote
+    # blocks it before pytest's capture plugin would import it, and the hook refuses loading it).
+    sys.modules["readline"] = None
+    sys.addaudithook(_make_hook(policy, refusal_fd))
+
+
+def facts(obj, positions=False):
+    """Plain data about the code of an exact function, method, frame or traceback — a tuple indexed by
+    FILENAME … POSITION (POSITION: the traceback's or frame's current instruction's, when asked) — or
+    None for anything else. The hook reads the code: nothing of the caller's runs while it is held."""
+    found = []
+    sys.audit(FACTS, obj, positions is True, found)
+    return tuple(found) if found else None
+
+
+# --------------------------------------------------------------------------- sealing
+
+def seal(modules, state_path=None, state=None):
+    """Import the changed modules, then empty their files in this run's copy and delete their bytecode.
+    `modules`: [[dotted name, file], …]. Emptied, not deleted: a package stays a package for pytest's
+    module naming, and the file is a new one (never truncated: it may be a hard link to the stage). A
+    module whose import fails is left alone (its file stays, guarded by the hook only) and taken out of
+    sys.modules so that the tests import it as they would. Runs before the submission; `state` (the
+    kernel barrier's) plus what was sealed goes to `state_path`."""
+    import importlib
+    import json
+    import linecache
+
+    sys.audit(COVER_START)
+    sealed, failed, done = [], {}, []
+    for name, path in modules:
+        before = set(sys.modules)
+        try:
+            module = importlib.import_module(name)
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt raised by an import count too
+            for added in set(sys.modules) - before:
+                sys.modules.pop(added, None)
+            failed[name] = f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        if os.path.realpath(getattr(module, "__file__", None) or "") != os.path.realpath(path):
+            failed[name] = f"imported from {getattr(module, '__file__', None)}, not {path}"
+            continue
+        for victim in [path, *_bytecode_of(path)]:
+            try:
+                os.unlink(victim)
+            except FileNotFoundError:
+                pass
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        sealed.append(name)
+        done.append(path)
+    sys.audit(SEALED, tuple(done))
+    for filename in [f for f in linecache.cache if os.path.basename(f) in {os.path.basename(p) for _, p in modules}]:
+        linecache.cache.pop(filename, None)
+    sys.dont_write_bytecode = True  # writing .pyc files is refused from here on: skip the attempts
+    if state_path is not None:
+        with open(state_path, "w", encoding="utf-8") as fh:
+            json.dump(dict(state or {}, sealed=sealed, seal_failed=failed), fh)
+    return sealed, failed
+
+
+def _bytecode_of(path):
+    folder, stem = os.path.join(os.path.dirname(path), "__pycache__"), os.path.basename(path)[:-3] + "."
+    try:
+        return [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith(stem) and n.endswith(".pyc")]
+    except OSError:
+        return []
+
+
+# --------------------------------------------------------------------------- the hook
+
+def _import_chains():
+    """Code objects of the import system's frames, innermost first, for what only it may do: read the
+    source of a changed file that could not be sealed, load bytecode, compile under a changed file's name."""
+    from importlib import _bootstrap as boot
     from importlib import _bootstrap_external as ext
 
     def code(fn):
         return getattr(fn, "__code__", None)
 
-    reading = {  # the import system, importing: (innermost, its caller, theirs)
+    return {
         "source": (code(ext.FileLoader.get_data), code(ext.SourceLoader.get_code),
                    code(ext._LoaderBasics.exec_module)),
         "bytecode": (code(ext._compile_bytecode), code(ext.SourceLoader.get_code),
                      code(ext._LoaderBasics.exec_module)),
         "sourceless": (code(ext._compile_bytecode), code(ext.SourcelessFileLoader.get_code),
                        code(ext._LoaderBasics.exec_module)),
+        # a frozen stdlib module (3.13's importlib.util): its bytecode is the interpreter's own
+        "frozen": (code(boot._call_with_frames_removed), code(boot.FrozenImporter.exec_module)),
+        "compile": (code(boot._call_with_frames_removed), code(ext.SourceLoader.source_to_code),
+                    code(ext.SourceLoader.get_code), code(ext._LoaderBasics.exec_module)),
     }
-    attrs = {c for c in (code(getattr(inspect, "_signature_from_function", None)),
-                         code(getattr(inspect, "_has_code_flag", None)),
-                         code(logging.Logger.findCaller), code(getattr(logging, "_is_internal_frame", None)))
-             if c is not None}
-    # types.coroutine sets a flag on a generator's code (`co.replace(co_flags=…)`): asyncio's import needs it.
-    import types
-
-    builders = {c for c in (code(types.coroutine),) if c is not None}
-    return reading, frozenset(attrs), frozenset(builders)
-
-
-def install(policy, refusal_fd=None):
-    """Install the hook and the replacements for one run. `policy`: {"submission": path of the test file,
-    "protected_names": basenames of the changed files and their bytecode, "protected_paths": their
-    paths in this run's copy, "traced": whether coverage traces this run, "own_roots": the run's
-    writable dirs, "landlock": the Landlock ABI the kernel barrier applied (0: none)}."""
-    _seed_entropy()
-    _replace_functions()
-    sys.addaudithook(_make_hook(policy, refusal_fd))
 
 
 def _make_hook(policy, refusal_fd):
     # Everything the hook calls is bound here, now: a submission can rebind `os.fspath`, `posixpath`'s
     # helpers or builtins later, but not these names.
+    import types
+
     getframe, get_ident, write, getcwd = sys._getframe, _thread.get_ident, os.write, os.getcwd
     realpath, join = os.path.realpath, os.path.join
     _isinstance, _getattr, _len, _any, _str_str, _bytes_join = isinstance, getattr, len, any, str.__str__, b"".join
-    _str, _bytes, _int = str, bytes, int
+    _str, _bytes, _int, _type, _list, _tuple = str, bytes, int, type, list, tuple
+    _fn, _method, _frame, _tb = types.FunctionType, types.MethodType, types.FrameType, types.TracebackType
     submission = policy["submission"]
     names = frozenset(policy["protected_names"])
     paths = frozenset(policy["protected_paths"])
@@ -98,18 +188,30 @@ def _make_hook(policy, refusal_fd):
     own_roots = tuple(r.rstrip("/") + "/" for r in policy.get("own_roots", ()))
     no_landlock = not policy.get("landlock")
     abstract_ok = policy.get("landlock", 0) >= 6
-    reading, attr_exempt, code_builders = _exempt_codes()
+    chains = _import_chains()
+    builders = frozenset(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
+    recorder = _make_recorder(policy.get("cover"))
+    # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
+    # file of that name of its own).
+    unsealed = set(names)
     state = {"armed": False, "logged": 0}
     busy = set()
 
-    def refuse(what):
+    def log(what):
         if refusal_fd is not None and state["logged"] < _MAX_LOGGED:
             state["logged"] += 1
             try:
                 write(refusal_fd, (what.replace("\n", " ")[:300] + "\n").encode("utf-8", "replace"))
             except OSError:
                 pass
+
+    def refuse(what):
+        log(what)
         raise PermissionError(f"repo2rlenv verifier: {what} is not allowed in a graded test run")
+
+    def refuse_attribute(what):
+        log(what)
+        raise CodeRefused(f"repo2rlenv verifier: {what} is not allowed in a graded test run")
 
     def text(value):
         """An exact str for a path argument (str subclasses could override the methods used below)."""
@@ -122,6 +224,10 @@ def _make_hook(policy, refusal_fd):
     def base(path):
         return path[path.rfind("/") + 1:]
 
+    def bytecode_name(path):
+        name = base(path)
+        return name.endswith(".pyc") or ".pyc." in name
+
     def chain(frame, codes):
         for expected in codes:
             if frame is None or expected is None or frame.f_code is not expected:
@@ -131,55 +237,100 @@ def _make_hook(policy, refusal_fd):
 
     def imported(frame, *kinds):
         for kind in kinds:
-            if chain(frame, reading[kind]):
+            if chain(frame, chains[kind]):
                 return True
         return False
 
+    def changed_name(filename):
+        return filename in paths or base(filename) in names
+
     def protected_code(code):
         filename = _getattr(code, "co_filename", None)
-        return _isinstance(filename, _str) and (filename in paths or base(filename) in names)
+        return _isinstance(filename, _str) and changed_name(filename)
 
     def own(path):
         full = realpath(join(getcwd(), path))
         return full == "/dev/null" or _any((full + "/").startswith(root) for root in own_roots)
 
+    def read_facts(obj, positions, out):
+        """`facts`: only exact builtin types are touched while the code object is held."""
+        kind, lasti = _type(obj), -1
+        if kind is _method:
+            obj = obj.__func__
+            kind = _type(obj)
+        if kind is _tb:
+            lasti = obj.tb_lasti
+            code = obj.tb_frame.f_code
+        elif kind is _frame:
+            lasti = obj.f_lasti
+            code = obj.f_code
+        elif kind is _fn:
+            code = obj.__code__
+        else:
+            return
+        flags = code.co_flags
+        count = code.co_argcount + code.co_kwonlyargcount + ((flags & 0x04) >> 2) + ((flags & 0x08) >> 3)
+        position = (None, None, None, None)
+        if positions and lasti >= 0:
+            skip = lasti // 2
+            for found in code.co_positions():
+                if not skip:
+                    position = found
+                    break
+                skip -= 1
+        out.extend((code.co_filename, code.co_name, code.co_qualname, code.co_firstlineno, code.co_argcount,
+                    code.co_posonlyargcount, code.co_kwonlyargcount, code.co_varnames[:count], flags, position))
+
+    def check_open(args, frame):
+        if _type(args[0]) is _int:
+            return
+        path = text(args[0])
+        if path is None:  # io.FileIO hands the hook the object it was given, not its path
+            refuse(f"opening a file named by a {_type(args[0]).__name__} (pass a str)")
+        flags = args[2] if _len(args) > 2 and _isinstance(args[2], _int) else 0
+        mode = args[1] if _len(args) > 1 and _isinstance(args[1], _str) else ""
+        writing = bool(flags & _WRITE_FLAGS) or _any(c in mode for c in "wax+")
+        if base(path) in unsealed and not imported(frame, "source"):
+            refuse(f"reading {base(path)} (a file the variants change)")
+        if writing and bytecode_name(path):
+            refuse(f"writing {base(path)} (bytecode)")
+        if no_landlock:
+            full = realpath(join(getcwd(), path))
+            if full in ("/proc", "/sys") or full.startswith(("/proc/", "/sys/")):
+                refuse(f"opening {full}")
+            if writing and not own(path):
+                refuse(f"writing {full} (outside the run's own directories)")
+
     def check(event, args, frame):
         if event == "open":
-            path = text(args[0])
-            if path is None:
-                return
-            if base(path) in names and not imported(frame, "source"):
-                refuse(f"reading {base(path)} (a file the variants change)")
-            if no_landlock:
-                flags = args[2] if _len(args) > 2 and _isinstance(args[2], _int) else 0
-                mode = args[1] if _len(args) > 1 and _isinstance(args[1], _str) else ""
-                full = realpath(join(getcwd(), path))
-                if full in ("/proc", "/sys") or full.startswith(("/proc/", "/sys/")):
-                    refuse(f"opening {full}")
-                if (flags & _WRITE_FLAGS or _any(c in mode for c in "wax+")) and not own(path):
-                    refuse(f"writing {full} (outside the run's own directories)")
+            check_open(args, frame)
         elif event in ("os.link", "os.symlink", "os.rename"):
             source = text(args[0])
-            if source is not None and base(source) in names:
+            if source is not None and base(source) in unsealed:
                 refuse(f"{event} of {base(source)} (a file the variants change)")
             target = text(args[1]) if _len(args) > 1 else None
+            if target is not None and bytecode_name(target):
+                refuse(f"{event} to {base(target)} (bytecode)")
             if no_landlock and target is not None and not own(target):
                 refuse(f"{event} outside the run's own directories")
         elif event in ("marshal.loads", "marshal.load"):
-            if not imported(frame, "bytecode", "sourceless"):
+            if not imported(frame, "bytecode", "sourceless", "frozen"):
                 refuse("loading marshal data outside the import system")
         elif event == "object.__getattr__":
-            attr = _CODE_ATTRS.get(args[1]) if _len(args) > 1 and _isinstance(args[1], _str) else None
-            if attr is not None and frame is not None and frame.f_code not in attr_exempt:
-                if protected_code(_getattr(args[0], attr, None)):
-                    refuse(f"reading the code object of changed code ({args[1]})")
+            if _len(args) > 1 and _isinstance(args[1], _str) and _str_str(args[1]) in _CODE_ATTRS \
+                    and protected_code(_getattr(args[0], _str_str(args[1]), None)):
+                refuse_attribute(f"reading the code object of changed code ({args[1]})")
+        elif event == "compile":
+            filename = text(args[1]) if _len(args) > 1 else None  # compile has made a path object a str
+            if filename is not None and changed_name(filename) and not imported(frame, "compile"):
+                refuse(f"compiling code under the name of {base(filename)} (a file the variants change)")
         elif event in _TRACE_EVENTS:
             if not traced:
                 refuse(f"{event} (tracing or profiling)")
         elif event in _PROCESS_EVENTS:
             refuse(f"starting a process ({event})")
         elif event == "code.__new__":
-            if frame is None or frame.f_code not in code_builders:
+            if frame is None or frame.f_code not in builders:
                 refuse("building a code object")
         elif event == "import":
             if _len(args) > 1 and text(args[1]) and args[0] in _NO_REIMPORT:
@@ -188,17 +339,43 @@ def _make_hook(policy, refusal_fd):
             address = args[1] if _len(args) > 1 else None
             if not abstract_ok and _isinstance(address, (_str, _bytes)) and address[:1] in ("\0", b"\0"):
                 refuse("abstract unix sockets")
-        else:  # code.__new__, gc scans, sub-interpreters, audit hooks, sqlite extensions
+        elif event == "sqlite3.connect":
+            database = text(args[0]) if args else None
+            if database is not None and base(database) in unsealed:
+                refuse(f"opening {base(database)} (a file the variants change)")
+        else:  # gc scans, other threads' frames, sub-interpreters, audit hooks, callbacks, sqlite extensions
             refuse(event)
+
+    def own_event(event, args):
+        if event == FACTS:
+            if _len(args) == 3 and _type(args[2]) is _list:
+                read_facts(args[0], args[1] is True, args[2])
+        elif event == SEALED:
+            if not state["armed"] and _len(args) == 1 and _type(args[0]) is _tuple:
+                for path in args[0]:
+                    if _type(path) is _str:
+                        unsealed.discard(base(path))
+                        for name in [n for n in unsealed if n.startswith(base(path)[:-3] + ".") and n.endswith(".pyc")]:
+                            unsealed.discard(name)
+        elif recorder is not None:
+            if event == COVER_START and not state["armed"]:
+                recorder[0]()
+            elif event == COVER_LINE and _len(args) == 1 and _type(args[0]) is _frame:
+                recorder[1](args[0])
+            elif event == COVER_DUMP:
+                recorder[2]()
 
     def hook(event, args):
         if event not in _EVENTS and not event.startswith("ctypes."):
             return
         ident = get_ident()
-        if ident in busy:  # the hook's own attribute reads and frame lookups
+        if ident in busy:  # the hook's own attribute reads and frame lookups, the recorder's set-up
             return
         busy.add(ident)
         try:
+            if event in _OWN_EVENTS:
+                own_event(event, args)
+                return
             if not state["armed"]:
                 if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
                     state["armed"] = True
@@ -214,14 +391,276 @@ def _make_hook(policy, refusal_fd):
     return hook
 
 
+# --------------------------------------------------------------------------- the coverage recorder
+
+def _make_recorder(cover):
+    """(start, record a frame's line, dump) for the traced run's target file, or None. The lines are kept
+    here, fed by the interpreter's line events — sys.monitoring's, whose callback nothing can fetch once
+    the hook refuses `register_callback`, or on 3.11 a trace function that hands frames over through
+    the hook, which checks their code is the target's — and written as `lines<TAB>hmac` records."""
+    if not cover:
+        return None
+    import hashlib
+    import threading
+
+    target = cover["target"]
+    targets = frozenset({target, os.path.realpath(target)})
+    key = bytes.fromhex(cover.pop("key")).ljust(64, b"\0")
+    fd = cover.get("fd")
+    sha256, write, _sorted, _map, _str, _type = hashlib.sha256, os.write, sorted, map, str, type
+    inner, outer = bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
+    del key
+    lines = set()
+    started = []
+
+    def sign(data):
+        return sha256(outer + sha256(inner + data).digest()).hexdigest()
+
+    def start():
+        if started:
+            return
+        started.append(True)
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is not None:
+            disable = monitoring.DISABLE
+
+            def on_line(code, line):
+                if code.co_filename in targets:
+                    lines.add(line)
+                return disable  # each location reports once: after that the recorder costs nothing there
+
+            for tool in (monitoring.COVERAGE_ID, 5, 4, 3, 2, 1):
+                try:
+                    monitoring.use_tool_id(tool, "repo2rlenv")
+                except ValueError:
+                    continue
+                monitoring.register_callback(tool, monitoring.events.LINE, on_line)
+                monitoring.set_events(tool, monitoring.events.LINE)
+                return
+            return
+        audit, seen = sys.audit, set()
+
+        def local(frame, event, arg):
+            if event == "line" and frame.f_lineno not in seen:
+                seen.add(frame.f_lineno)
+                audit(COVER_LINE, frame)
+            return local
+
+        def tracer(frame, event, arg):
+            return local if frame.f_globals.get("__file__") in targets else None
+
+        sys.settrace(tracer)
+        threading.settrace(tracer)
+
+    def record(frame):
+        if frame.f_code.co_filename in targets:
+            lines.add(frame.f_lineno)
+
+    def dump():
+        if fd is None:
+            return
+        data = ",".join(_map(_str, _sorted(lines))).encode()
+        try:
+            write(fd, data + b"\t" + sign(data).encode() + b"\n")
+        except OSError:
+            pass
+
+    return start, record, dump
+
+
+def signed_lines(data, key_hex):
+    """The union of the line sets in `data` (the recorder's records) whose signature is right for the
+    key; the verifier's reader, beside the writer so that both keep one format."""
+    import hashlib
+    import hmac
+
+    key = bytes.fromhex(key_hex).ljust(64, b"\0")
+    inner, outer = bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
+    lines = set()
+    for record in data.split(b"\n"):
+        body, _, mac = record.partition(b"\t")
+        expected = hashlib.sha256(outer + hashlib.sha256(inner + body).digest()).hexdigest().encode()
+        if not mac or not hmac.compare_digest(mac, expected):
+            continue
+        lines |= {int(n) for n in body.split(b",") if n}
+    return lines
+
+
+# --------------------------------------------------------------------------- data-only readers
+
+def _install_readers(names, paths):
+    """The library functions that read a code object for a signature, a flag, a file name, a caller or a
+    traceback summary, rebuilt on `facts` for changed code (everything else goes to the originals)."""
+    import functools
+    import inspect
+    import logging
+    import traceback
+    import types
+
+    _fn, _method, _frame, _tb = types.FunctionType, types.MethodType, types.FrameType, types.TracebackType
+
+    def changed(found):
+        return found is not None and (found[FILENAME] in paths or os.path.basename(found[FILENAME]) in names)
+
+    # inspect.signature, on a function of changed code: the same signature, read off a stub with its shape.
+    original_signature = getattr(inspect, "_signature_from_function", None)
+    stubs = {}
+
+    def stub_of(func, found):
+        shape = (found[ARGCOUNT], found[POSONLY], found[KWONLY], found[PARAMS], found[FLAGS] & 0x0C)
+        code = stubs.get(shape)
+        if code is None:
+            argc, posonly, kwonly, params, flags = shape
+            if not all(p.isidentifier() for p in params):
+                return None
+            listed = list(params[:posonly]) + (["/"] if posonly else []) + list(params[posonly:argc])
+            rest = list(params[argc:])
+            if flags & _VARARGS:
+                listed.append("*" + rest.pop(kwonly))
+            elif kwonly:
+                listed.append("*")
+            listed += rest[:kwonly]
+            if flags & _VARKEYWORDS:
+                listed.append("**" + rest[-1])
+            module = compile(f"def stub({', '.join(listed)}): pass", "<repo2rlenv signature>", "exec")
+            code = stubs[shape] = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+        stub = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__)
+        stub.__kwdefaults__ = func.__kwdefaults__
+        for attr in ("__qualname__", "__module__", "__doc__", "__type_params__"):
+            if hasattr(func, attr):
+                setattr(stub, attr, getattr(func, attr))
+        if "__annotate__" in dir(_fn):
+            stub.__annotate__ = func.__annotate__
+        else:
+            stub.__annotations__ = func.__annotations__
+        stub.__dict__.update(func.__dict__)
+        return stub
+
+    if original_signature is not None:
+        def _signature_from_function(cls, func, *args, **kwargs):
+            if type(func) is _fn:
+                found = facts(func)
+                stub = stub_of(func, found) if changed(found) else None
+                if stub is not None:
+                    return original_signature(cls, stub, *args, **kwargs)
+            return original_signature(cls, func, *args, **kwargs)
+
+        inspect._signature_from_function = _signature_from_function
+
+    # inspect.iscoroutinefunction and its kin: the flag, read through facts.
+    original_flag = getattr(inspect, "_has_code_flag", None)
+    if original_flag is not None:
+        unwraps_partialmethod = "_unwrap_partialmethod" in original_flag.__code__.co_names
+
+        def _has_code_flag(f, flag):
+            g = functools._unwrap_partialmethod(f) if unwraps_partialmethod else f
+            while inspect.ismethod(g):
+                g = g.__func__
+            g = functools._unwrap_partial(g)
+            if type(g) is _fn:
+                found = facts(g)
+                if changed(found):
+                    return bool(found[FLAGS] & flag)
+            return original_flag(f, flag)
+
+        inspect._has_code_flag = _has_code_flag
+
+    original_getfile = inspect.getfile
+
+    def getfile(obj):
+        if type(obj) in (_fn, _method, _frame, _tb):
+            found = facts(obj)
+            if found is not None:
+                return found[FILENAME]
+        return original_getfile(obj)
+
+    inspect.getfile = getfile
+
+    # logging: which frame called, and whether a frame is logging's own.
+    def _is_internal_frame(frame):
+        found = facts(frame)
+        filename = os.path.normcase(found[FILENAME] if found is not None else frame.f_code.co_filename)
+        return filename == logging._srcfile or ("importlib" in filename and "_bootstrap" in filename)
+
+    def findCaller(self, stack_info=False, stacklevel=1):
+        f = logging.currentframe()
+        if f is None:
+            return "(unknown file)", 0, "(unknown function)", None
+        while stacklevel > 0:
+            next_f = f.f_back
+            if next_f is None:
+                break
+            f = next_f
+            if not logging._is_internal_frame(f):
+                stacklevel -= 1
+        found = facts(f)
+        sinfo = None
+        if stack_info:
+            import io
+
+            with io.StringIO() as sio:
+                sio.write("Stack (most recent call last):\n")
+                traceback.print_stack(f, file=sio)
+                sinfo = sio.getvalue()
+                if sinfo[-1] == "\n":
+                    sinfo = sinfo[:-1]
+        return found[FILENAME], f.f_lineno, found[NAME], sinfo
+
+    if hasattr(logging, "_is_internal_frame"):
+        logging._is_internal_frame = _is_internal_frame
+    logging.Logger.findCaller = findCaller
+
+    # traceback: summaries are made from views of the frames that carry the code's data, not the code.
+    class CodeView:
+        __slots__ = ("co_filename", "co_name", "co_qualname", "co_firstlineno")
+
+        def __init__(self, found):
+            self.co_filename, self.co_name, self.co_qualname, self.co_firstlineno = found[:4]
+
+    class FrameView:
+        __slots__ = ("f_code", "f_globals", "_frame")
+
+        def __init__(self, frame, found):
+            self.f_code, self.f_globals, self._frame = CodeView(found), frame.f_globals, frame
+
+        @property
+        def f_locals(self):
+            return self._frame.f_locals
+
+        def __getattr__(self, name):
+            return getattr(self._frame, name)
+
+    def view(frame):
+        found = facts(frame) if type(frame) is _frame else None
+        return frame if found is None else FrameView(frame, found)
+
+    original_walk = getattr(traceback, "_walk_tb_with_full_positions", None)
+    if original_walk is not None:
+        def _walk_tb_with_full_positions(tb):
+            while tb is not None:
+                found = facts(tb, True) if type(tb) is _tb else None
+                if found is None:
+                    yield from original_walk(tb)
+                    return
+                position = found[POSITION]
+                frame = FrameView(tb.tb_frame, found)
+                yield frame, ((tb.tb_lineno,) + position[1:] if position[0] is None else position)
+                tb = tb.tb_next
+
+        traceback._walk_tb_with_full_positions = _walk_tb_with_full_positions
+
+    original_extract = traceback.StackSummary.__dict__.get("_extract_from_extended_frame_gen")
+    if isinstance(original_extract, classmethod):
+        extract = original_extract.__func__
+
+        def _extract_from_extended_frame_gen(klass, frame_gen, **kwargs):
+            views = ((f if type(f) is FrameView else view(f), position) for f, position in frame_gen)
+            return extract(klass, views, **kwargs)
+
+        traceback.StackSummary._extract_from_extended_frame_gen = classmethod(_extract_from_extended_frame_gen)
+
+
 # --------------------------------------------------------------------------- replaced functions
-
-def _replace_functions():
-    # readline reads any file into its history, below the audit hook, and it is a single-phase module:
-    # re-creating it would bring back any function replaced here. So it is not loaded at all (the zygote
-    # blocks it before pytest's capture plugin would import it, and the hook refuses loading it).
-    sys.modules["readline"] = None
-
 
 def _seed_entropy():
     """Every run draws the same 'random' bytes: entropy cannot tell runs apart, and a test that depends

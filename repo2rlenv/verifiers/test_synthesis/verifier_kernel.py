@@ -210,6 +210,52 @@ def seccomp():
         raise OSError(ctypes.get_errno(), "seccomp filter refused")
 
 
+def hide_files(read, files):
+    """A second Landlock layer: read only what `read` grants, minus `files` (the changed modules and
+    their bytecode, once the run has imported them). Their directories stay listable and their other
+    entries readable, so the rest of a package still imports; the files themselves cannot be read by any
+    route (a copy, a link, a rename or a C-level reader all need the kernel to open them). Returns the
+    ABI applied, or raises OSError."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError("no Landlock in this kernel")
+    ctypes, libc = _libc()
+    handled = READ | _FS_EXECUTE
+    buf = ctypes.create_string_buffer(struct.pack("Q", handled))
+    ruleset = libc.syscall(_SYS_CREATE_RULESET, buf, 8, 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    hidden = {os.path.realpath(f) for f in files}
+    parents = {os.path.dirname(f) for f in hidden}
+
+    def grant(path):
+        real = os.path.realpath(path)
+        if real in hidden:
+            return
+        if not any(h.startswith(real.rstrip("/") + "/") for h in hidden):
+            _add_rule(ctypes, libc, ruleset, path, READ | _FS_EXECUTE, handled)
+            return
+        if real in parents or os.path.isdir(real):  # an ancestor of a hidden file: list it, carve inside
+            _add_rule(ctypes, libc, ruleset, path, _FS_READ_DIR, handled)
+        try:
+            names = os.listdir(path)
+        except OSError:
+            return
+        for name in names:
+            grant(os.path.join(path, name))
+
+    try:
+        for path in read:
+            grant(path)
+        for path in DEVICES:
+            _add_rule(ctypes, libc, ruleset, path, READ, handled)
+        if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
 def apply(read, write):
     """Both barriers; {"landlock": abi or 0, "seccomp": bool, "notes": [...]} of what holds."""
     result = {"landlock": 0, "seccomp": False, "notes": []}

@@ -3,7 +3,7 @@
 The verifier asks for a run with a job (see `verifier_zygote`) and a wall clock; it gets back how the
 run ended. Two ways to start one:
 - `Zygote`: one warm process, started before any grading material is read, forks a child per run
-  (pytest and coverage are imported once, not three times);
+  (pytest and its plugins are imported once, not once per run);
 - `launch_subprocess`: a fresh interpreter per run running the same child code — the fallback when the
   zygote does not start or is lost. Its runs are the verifier's own children, so their pid gap to it
   grows run by run; the lint, not the process tree, keeps pid-counting submissions out there.
@@ -26,7 +26,7 @@ from enum import Enum
 from pathlib import Path
 
 ZYGOTE_SOURCE = Path(__file__).with_name("verifier_zygote.py")
-READY_TIMEOUT_SEC = 120.0  # importing pytest and coverage; a slow disk can take a while
+READY_TIMEOUT_SEC = 120.0  # importing pytest and its plugins; a slow disk can take a while
 REPLY_TIMEOUT_SEC = 30.0  # a fork, or the reaping of a killed child
 
 

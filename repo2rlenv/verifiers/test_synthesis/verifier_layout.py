@@ -27,17 +27,29 @@ NOBODY = 65534
 
 
 def run_owner() -> tuple[int, int] | None:
-    """The uid/gid the first run drops to when the probe lets it: nobody's when we are root, else none
-    (run as us). Concurrent runs get uids of their own below it (`run_owners`)."""
+    """The uid/gid the probe checks, when we are root: nobody's. It stands for every run's uid (`run_owners`:
+    none of them has a group or a file of its own, so what nobody can read, they can); none when we are
+    not root (the runs run as us)."""
     return (NOBODY, NOBODY) if os.geteuid() == 0 else None
 
 
+RUN_UIDS = range(40000, 60000)  # no system account, no user of a Debian image, lives there
+
+
 def run_owners(count: int, rng: random.Random) -> list[tuple[int, int] | None]:
-    """Distinct (uid, gid) for `count` concurrent runs when we are root (none to drop to otherwise): runs
-    that share nothing of their uid cannot signal or read each other, whatever Landlock does."""
+    """Distinct (uid, gid) for `count` runs when we are root (none to drop to otherwise), each unused by any
+    process now: runs that share nothing of their uid cannot signal or read each other whatever Landlock
+    does, and killing every process of a run's uid afterwards kills nothing but what that run left."""
     if os.geteuid() != 0:
         return [None] * count
-    ids = rng.sample(range(40000, 60000), count)
+    busy = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                busy.add(os.stat(f"/proc/{entry}").st_uid)
+            except OSError:
+                continue
+    ids = rng.sample([u for u in RUN_UIDS if u not in busy], count)
     return [(i, i) for i in ids]
 
 PROBE_LOG = "probe.out"
@@ -171,7 +183,7 @@ def make_job(layout: Layout, python: str, run: RunDirs | None, *, roots: list[st
 
 
 def probe_job(layout: Layout, python: str, owner: tuple[int, int]) -> dict[str, Any]:
-    """Can `owner` use the interpreter with pytest and coverage?"""
+    """Can `owner` use the interpreter with pytest?"""
     return make_job(layout, python, None, roots=[], owner=owner, limits={}, argv=[], log=PROBE_LOG)
 
 

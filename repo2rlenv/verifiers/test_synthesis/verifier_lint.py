@@ -275,6 +275,18 @@ class _Linter(ast.NodeVisitor):
             self.check_string(node, folded)
         self.generic_visit(node)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        key = node.slice
+        text = _fold(key) if not isinstance(key, ast.Constant) else None  # constants: visit_Constant
+        if isinstance(text, str):
+            if text in FORBIDDEN_ATTRS:
+                self.flag(node, FORBIDDEN_ATTRS[text], f"[{text!r}]")
+            if text in FORBIDDEN_BUILTINS:
+                self.flag(node, FORBIDDEN_BUILTINS[text], f"[{text!r}]")
+        if isinstance(key, ast.Constant) and key.value in FORBIDDEN_BUILTINS:
+            self.flag(node, FORBIDDEN_BUILTINS[key.value], f"[{key.value!r}]")
+        self.generic_visit(node)
+
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
         folded = _fold(node)
         if isinstance(folded, str):
@@ -321,6 +333,10 @@ class _Linter(ast.NodeVisitor):
                 self.flag(node, "dynamic-code", f"{terminal} with an attribute name that is not a literal")
         if terminal in ("attrgetter", "methodcaller") and any(not isinstance(a, ast.Constant) for a in node.args):
             self.flag(node, "dynamic-code", f"{terminal} with a name that is not a literal")
+        if terminal in ("getattr", "setattr", "delattr", "hasattr", "attrgetter", "methodcaller"):
+            self.check_attribute_names(node, terminal, name)
+        if terminal == "vars" and node.args and self.qualname(node.args[0]) == "builtins":
+            self.flag(node, "builtins", "vars(builtins)")
         if name in ("importlib.import_module", "importlib.__import__") and node.args:
             arg = node.args[0]
             if not isinstance(arg, ast.Constant):
@@ -335,6 +351,29 @@ class _Linter(ast.NodeVisitor):
         if terminal in PATCHERS and node.args:
             self.check_builtins_patch(node, terminal)
         self.generic_visit(node)
+
+    def check_attribute_names(self, node: ast.Call, terminal: str, name: str) -> None:
+        """The attribute names a call reaches by string — getattr(os, "st" + "at"), attrgetter("tb_frame.f_back") —
+        checked as if written out: each dotted part against the refused attributes and methods, and a
+        getattr on an imported module as that module's name."""
+        strings = node.args[1:2] if terminal in ("getattr", "setattr", "delattr", "hasattr") else node.args[:1]
+        if name == "operator.methodcaller" or terminal == "methodcaller":
+            strings = node.args[:1]
+        for arg in strings:
+            text = _fold(arg)
+            if not isinstance(text, str):
+                continue
+            for part in text.split("."):
+                if part in FORBIDDEN_ATTRS:
+                    self.flag(node, FORBIDDEN_ATTRS[part], f"{terminal}(…{part!r}…)")
+                if part in FORBIDDEN_METHODS and terminal == "methodcaller":
+                    self.flag(node, FORBIDDEN_METHODS[part], f"methodcaller({part!r})")
+            if terminal in ("getattr", "hasattr") and node.args:
+                owner = self.qualname(node.args[0])
+                if owner:
+                    self.check_qualname(node, f"{owner}.{text}")
+                    if owner == "builtins" and text in FORBIDDEN_BUILTINS:
+                        self.flag(node, FORBIDDEN_BUILTINS[text], f"getattr(builtins, {text!r})")
 
     def check_file_call(self, node: ast.Call, terminal: str) -> None:
         for sub in ast.walk(node):

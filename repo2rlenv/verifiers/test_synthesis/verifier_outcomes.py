@@ -18,6 +18,9 @@ Reports are made the way pytest makes them; when making one fails (the run's gua
 code objects of changed code, which its traceback formatting reads), a plain report with the exception
 type and message replaces it, so a refused introspection never takes the session down.
 
+At the session's start (after every other plugin's), `SESSION_START` seals the changed modules: they are
+imported before any test module, then their files emptied (`verifier_guard.seal`).
+
 Stdlib + pytest; copied verbatim into every task.
 """
 
@@ -29,6 +32,7 @@ import pytest
 
 FD = None  # set by the run process before pytest starts
 CASE_TIMEOUT = None  # seconds per case call, set likewise
+SESSION_START = None  # what the run does once pytest is set up, before collection (verifier_guard.seal)
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 _outcomes = {}
 
@@ -75,8 +79,16 @@ def pytest_runtest_makereport(item, call):
         excinfo = call.excinfo
         outcome = "failed" if excinfo is not None else "passed"
         longrepr = _plain(excinfo) if excinfo is not None else None
+        if excinfo is not None and excinfo.errisinstance(pytest.skip.Exception):
+            outcome, longrepr = "skipped", (str(item.path), (item.location[1] or 0) + 1, longrepr)
         return TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, outcome, longrepr, call.when,
                           [], call.duration, user_properties=list(item.user_properties))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    if SESSION_START is not None:
+        SESSION_START()
 
 
 def pytest_collectreport(report):

@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+try:
+    from . import verifier_guard as vguard
+except ImportError:  # run as a script from /tests: the modules are plain siblings
+    import verifier_guard as vguard  # type: ignore[no-redef]
+
 MAX_OUTCOMES_BYTES = 32 * 1024 * 1024
 MAX_COVERAGE_BYTES = 64 * 1024 * 1024
 MAX_SMALL_BYTES = 64 * 1024
@@ -84,11 +89,22 @@ def read_run_file(path: Path, limit: int) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        return fh.read(limit + 1)[:limit]
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)[:limit]
+    except OSError:  # e.g. a directory planted where the file was expected (EISDIR)
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_outcomes(result: RunResult, out_dir: Path) -> None:
@@ -133,13 +149,8 @@ def read_guard(result: RunResult, out_dir: Path) -> None:
     result.refusals = [line for line in text.splitlines() if line.strip()][:20]
 
 
-def read_covered(out_dir: Path) -> list[int]:
-    """The covered lines a traced run reported (anything unusable means none)."""
+def read_covered(out_dir: Path, key: str) -> list[int]:
+    """The covered lines of a traced run: those of the recorder's records signed with this run's key
+    (`verifier_guard.signed_lines`; the run can write anything into its dir, but not a valid record)."""
     data = read_run_file(out_dir / COVERED_FILE, MAX_COVERAGE_BYTES)
-    try:
-        lines = json.loads(data) if data else []
-    except ValueError:
-        return []
-    if not isinstance(lines, list) or not all(type(n) is int for n in lines):
-        return []
-    return sorted(set(lines))
+    return sorted(vguard.signed_lines(data or b"", key))

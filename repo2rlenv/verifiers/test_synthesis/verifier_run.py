@@ -13,6 +13,7 @@ Stdlib only: copied verbatim into every task.
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +35,9 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
 # World-writable places a run could leave something in when there is no Landlock to stop it.
 SHARED_TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
 # What no run reads, whatever else it may (Landlock): the kernel's views of processes and devices, the
-# shared temp dirs (other runs' leftovers), and the grading's own files (added per grading).
-DENIED_ROOTS = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp")
+# shared temp dirs (other runs' leftovers), Harbor's logs (the agent's, earlier rewards) and oracle solution
+# dirs, and the grading's own files (added per grading).
+DENIED_ROOTS = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/logs", "/solution")
 
 __all__ = ["NOBODY", "PROBE_LOG", "Layout", "Limits", "Run", "Runner", "make_job", "probe", "probe_job"]
 
@@ -165,6 +167,7 @@ class Runner:
     read_roots: list[str]
     nproc: int | None = None  # RLIMIT_NPROC, fixed at the first job so that every job is the same
     uids: set[int] = field(default_factory=set)
+    cover_keys: dict[str, str] = field(default_factory=dict)  # run name → the key its coverage record is signed with
 
     def _limits(self, owner: tuple[int, int] | None) -> dict[str, int]:
         if self.nproc is None:
@@ -190,16 +193,21 @@ class Runner:
                 names.add(vbytecode_name(rel))
         guard = {"submission": str(dirs.ws / self.submission), "protected_names": sorted(names),
                  "protected_paths": sorted(str(dirs.ws / rel) for rel in self.protected), "traced": run.traced,
-                 "own_roots": [str(p) for p in dirs.writable()]}
+                 "own_roots": [str(p) for p in dirs.writable()],
+                 "modules": [[name, str(dirs.ws / rel)] for name, rel in module_names(self.protected, self.import_roots)
+                             if (dirs.ws / rel).is_file()]}
+        if run.traced:
+            guard["cover"] = {"target": str(dirs.ws / self.target_file), "key": self.cover_keys.setdefault(
+                run.name, secrets.token_hex(32))}
         return make_job(self.layout, self.launcher.python, dirs, roots=self.import_roots, owner=run.owner,
                         limits=self._limits(run.owner), argv=argv, log=log, out=str(dirs.out), guard=guard,
                         landlock={"read": [*self.read_roots, str(dirs.ws)], "write": [str(p) for p in dirs.writable()]},
-                        coverage=str(dirs.ws / self.target_file) if run.traced else None,
                         case_timeout=self.limits.case_timeout_sec)
 
     def run_batch(self, runs: list[Run]) -> list[vres.RunResult]:
-        """Run `runs` together (released at once) and read what each produced."""
-        logs = [f"run-{len(self.uids)}-{i}.out" for i in range(len(runs))]
+        """Run `runs` together (released at once, in the order given: the caller shuffles it) and read
+        what each produced. Log names are random: nothing a run can see is numbered by its place."""
+        logs = [f"run-{secrets.token_hex(8)}.out" for _ in runs]
         self.uids |= {r.owner[0] for r in runs if r.owner is not None}
         jobs = [self.job(run, log) for run, log in zip(runs, logs)]
         launched = self.launcher.launch(jobs, logs=[self.layout.logs / log for log in logs],
@@ -215,7 +223,7 @@ class Runner:
                 vres.read_outcomes(result, run.dirs.out)
             vres.read_guard(result, run.dirs.out)
             if run.traced and not end.timed_out:
-                result.covered = vres.read_covered(run.dirs.out)
+                result.covered = vres.read_covered(run.dirs.out, self.cover_keys[run.name])
             results.append(result)
         return results
 
@@ -231,3 +239,22 @@ def vbytecode_name(rel: str) -> str:
     import importlib.util
 
     return os.path.basename(importlib.util.cache_from_source(rel))
+
+
+def module_names(files: list[str], import_roots: list[str]) -> list[tuple[str, str]]:
+    """(dotted module name, file) for each Python file of `files` importable from one of `import_roots`
+    (the deepest root that holds it; "" is the copy's top)."""
+    found = []
+    for rel in files:
+        if not rel.endswith(".py"):
+            continue
+        roots = [r.strip("/") for r in import_roots if not r.strip("/") or rel.startswith(r.strip("/") + "/")]
+        if not roots:
+            continue
+        root = max(roots, key=len)
+        parts = (rel[len(root) + 1:] if root else rel)[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(p.isidentifier() for p in parts):
+            found.append((".".join(parts), rel))
+    return found

@@ -19,7 +19,7 @@ copies' contents (and random paths) tells them apart; the verifier owns their wa
 run's session when it is up.
 
 When the verifier runs as root it also passes a probe job: a first child, forked before the imports,
-checks that the run uid can read pytest and coverage, and the ready line carries its exit status.
+checks that the run uid can read pytest, and the ready line carries its exit status.
 
 `python -c SOURCE once JOB` and `... probe JOB` run the same child steps in a fresh process without the
 fork: the verifier's subprocess fallback (stdin is then the release: the run starts at its EOF).
@@ -33,16 +33,17 @@ import select
 import sys
 
 # Imported once in the zygote: pytest's built-in plugins are added from `_pytest.config.default_plugins`;
-# these are what every run imports besides, and what the children use. Not asyncio (~12 ms, a test's own
-# import), not coverage (only the traced A run needs it). A name missing from this interpreter is skipped.
+# these are what every run imports besides, and what the children use; asyncio (~15 ms) too, which many
+# libraries import and which nine runs would otherwise import nine times; what the guard's readers and
+# recorder use. A name missing from this interpreter is skipped.
 WARM_MODULES = (
-    "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "faulthandler", "runpy", "random", "tempfile",
-    "importlib", "importlib.util", "resource", "ctypes", "logging", "inspect", "signal", "json",
+    "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "faulthandler", "runpy", "random", "tempfile", "asyncio",
+    "importlib", "importlib.util", "resource", "ctypes", "logging", "inspect", "signal", "json", "traceback",
+    "hashlib", "threading", "linecache",
     "verifier_guard", "verifier_kernel", "verifier_outcomes",
 )
 # The run uid must be able to read these for the runs to work without privileges (the probe).
-PROBE_MODULES = ("pytest", "_pytest", "pluggy", "coverage")
-COVERAGE_WARNINGS_OFF = ["no-data-collected", "module-not-measured", "module-not-imported"]
+PROBE_MODULES = ("pytest", "_pytest", "pluggy")
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 READY_WAIT_SEC = 60.0  # a run that never gets ready (it died setting up) does not hold the others forever
@@ -209,8 +210,10 @@ def enter(job, *, forked, keep=()):
     random.seed(0)  # what the boot sitecustomize does in a fresh process
 
 
-def _barrier(job):
-    """The guard (audit hook, seeded entropy) and the kernel barrier; their state goes to guard.json."""
+def _barrier(job, covered_fd=None):
+    """The guard (audit hook, readers, seeded entropy) and the kernel barrier; their state goes to
+    guard.json, and again with what was sealed once the session starts (`verifier_guard.seal`, from the
+    outcome plugin)."""
     import verifier_guard
     import verifier_kernel
     import verifier_outcomes
@@ -224,9 +227,14 @@ def _barrier(job):
     verifier_outcomes.CASE_TIMEOUT = job.get("case_timeout")
     kernel = verifier_kernel.apply(job["landlock"]["read"], job["landlock"]["write"])
     policy = dict(job["guard"], landlock=kernel["landlock"])
-    verifier_guard.install(policy, refusals)
-    with open(os.path.join(out, "guard.json"), "w", encoding="utf-8") as fh:
+    if policy.get("cover") is not None:
+        policy["cover"]["fd"] = covered_fd
+    verifier_guard.install(policy, refusals)  # takes the coverage key out of the job
+    state_path = os.path.join(out, "guard.json")
+    with open(state_path, "w", encoding="utf-8") as fh:
         json.dump(kernel, fh)
+    modules = job["guard"].get("modules", [])
+    verifier_outcomes.SESSION_START = lambda: verifier_guard.seal(modules, state_path, kernel)
 
 
 def _wait_for_release(fds):
@@ -244,64 +252,21 @@ def _wait_for_release(fds):
     os.close(go_r)
 
 
-def _write_covered(cov, target, fd):
-    data = cov.get_data()
-    wanted = os.path.realpath(target)
-    lines = []
-    for measured in data.measured_files():
-        if os.path.realpath(measured) == wanted:
-            lines = sorted(data.lines(measured) or [])
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(lines, fh)
-
-
-class _TraceFromTargetImport:
-    """A meta path finder that finds nothing: the first import of a module named like the target file
-    starts coverage. pytest's own start-up (configuration, plugins, the session) is most of a short run,
-    and tracing it doubled the A run; the target's lines run only after its module is imported. A
-    conftest importing it early just starts tracing early. Stays in `sys.meta_path`, inert, once done
-    (removing it while the import system iterates that list would skip the next finder)."""
-
-    def __init__(self, cov, target):
-        self.cov = cov
-        name = os.path.basename(target)[:-3]
-        self.name = os.path.basename(os.path.dirname(target)) if name == "__init__" else name
-        self.started = False
-
-    def find_spec(self, fullname, path=None, target=None):
-        if not self.started and fullname.rpartition(".")[2] == self.name:
-            self.started = True
-            self.cov.start()
-        return None
-
-
-def run(job, covered_fd=None):
-    """pytest as `python -m pytest` (or `coverage run -m pytest`) runs it; raises its SystemExit."""
+def run(job):
+    """pytest as `python -m pytest` runs it; raises its SystemExit. The traced run's recorder (started
+    when the session seals the changed modules) writes its record after the session."""
     import runpy
 
-    target = job.get("coverage")
-    cov = None
-    if target is not None:
-        import coverage
-
-        cov = coverage.Coverage(data_file=None, config_file=False, include=[target])
-        cov.set_option("run:disable_warnings", COVERAGE_WARNINGS_OFF)
-        # Set the tracer up here, where the stack is short (coverage records the stack it starts from),
-        # and start tracing for real at the target's import.
-        cov.start()
-        cov.stop()
-        sys.meta_path.insert(0, _TraceFromTargetImport(cov, target))
     sys.argv[1:] = job["argv"]
     try:
         runpy.run_module("pytest", run_name="__main__", alter_sys=True)
     finally:
-        if cov is not None:
-            cov.stop()
-            _write_covered(cov, target, covered_fd)
+        if job["guard"].get("cover") is not None:
+            sys.audit("repo2rlenv.cover.dump")
 
 
 def probe():
-    """Exit 0 when this uid can use the interpreter with pytest and coverage; else say why."""
+    """Exit 0 when this uid can use the interpreter with pytest; else say why."""
     import importlib.util
 
     try:
@@ -366,12 +331,13 @@ def main(argv):
         return code
     try:
         covered = None
-        if job.get("coverage"):  # opened before the barrier: it is written after the session
+        if job["guard"].get("cover") is not None:  # opened before the barrier: written after the session
             covered = os.open(os.path.join(job["out"], "covered.json"),
                               os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        _barrier(job)
+        _barrier(job, covered)
+        del covered
         _wait_for_release(release)
-        run(job, covered)
+        run(job)
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.verifiers.test_synthesis.bundle import VERIFIER_MODULES
+
 from repo2rlenv.pipelines.test_synthesis.candidates import BaselineCoverage, Candidate
 from repo2rlenv.pipelines.test_synthesis.emit import TaskSpec, render_solve, task_id_for, write_task
 from repo2rlenv.pipelines.test_synthesis.functions import extract_functions
@@ -38,7 +40,7 @@ def spec_and_repo(make_repo, tiny_package):
                             import_roots=[""])
     spec = TaskSpec(task_id=task_id, test_path=test_path, repo="acme/tiny", repo_slug="acme__tiny", ref="abc123",
                     pipeline_version="0.1.0", candidate=cand, oracle_source=ORACLE, oracle_kind="differential",
-                    aprime_diff="", aprime_level=1, verifier_config=config.model_dump(mode="json"),
+                    twin_kinds=["padding", "references"], verifier_config=config.model_dump(mode="json"),
                     base_image="repo2rlenv-base:bookworm", install=plan_install(root),
                     existing_test_files=["tests/test_core.py"])
     return spec, root
@@ -52,13 +54,15 @@ def test_task_tree(spec_and_repo, tmp_path, mode):
     assert task.root == tmp_path / "tasks" / spec.task_id
     assert not [p for p in (tmp_path / "tasks").iterdir() if p.name.startswith(".")], "no staging dir left"
     for path in (task.task_toml, task.instruction, task.dockerfile, task.test_sh, task.verifier_config,
-                 task.broken_patch, task.aprime_patch, task.workspace_manifest, task.solve_sh,
+                 task.broken_patch, task.workspace_manifest, task.solve_sh,
                  task.solution / Path(spec.test_path).name, task.tests / "verifier.py"):
         assert path.is_file(), path
     toml = TaskToml.from_toml(task.task_toml.read_text())
     assert toml.task.name == f"repo2rlenv/{spec.task_id}"
     assert toml.metadata.repo2env.test_synthesis.touched_function == "tinypkg/core.py::clamp"
     assert toml.metadata.repo2env.test_synthesis.baseline_coverage == pytest.approx(2 / 3, abs=1e-4)
+    assert toml.metadata.repo2env.test_synthesis.twin_kinds == ["padding", "references"]
+    assert sorted(p.name for p in task.tests.glob("verifier*.py")) == sorted(VERIFIER_MODULES)
     if mode == "separate":
         assert toml.verifier.environment_mode == "separate"
         assert toml.artifacts == [f"/workspace/{spec.test_path}"]
