@@ -5,7 +5,8 @@ medians, their ratio, and the cost of each graded run after the first as a fract
 (the verifier runs A, then its rewrites A′ and B's rewrites B′ together; issue 13's target: each graded
 run after the first costs <= 0.25 x a bare pytest run). Each command runs under `bash -c '…; times'`, which also gives the CPU time it and
 its children used: on a busy machine the wall ratio drifts towards the CPU ratio. The last line breaks
-the verifier's own time down by stage (from reward-details.json, medians over the rounds). With
+the verifier's own time down by stage (from reward-details.json, medians over the rounds). The verifier
+graded is always this checkout's (written over the task's own). With
 `--baseline-ref REF`, the verifier as committed at REF grades in the same rounds too (from /tests_ref),
 so an older and the current verifier are compared side by side on the same noisy machine.
 
@@ -66,6 +67,11 @@ def _median_stages(details: list[dict]) -> str:
             stages.setdefault(key, []).append(timings.get(key, float("nan")))
         for name, seconds in timings.get("runs", {}).items():
             stages.setdefault(f"run {name}", []).append(seconds)
+        cpu = timings.get("run_cpu", {})
+        if cpu:
+            stages.setdefault("cpu of A", []).append(cpu.get("A", float("nan")))
+            others = [v for k, v in cpu.items() if k != "A"]
+            stages.setdefault("cpu of each other run", []).append(statistics.mean(others) if others else float("nan"))
     return ", ".join(f"{k} {statistics.median(v):.3f}s" for k, v in stages.items())
 
 
@@ -93,6 +99,8 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
         runner.solve_with_oracle(session)
         files = {f"/tests/{p.relative_to(task.tests).as_posix()}": p.read_bytes()
                  for p in task.tests.rglob("*") if p.is_file()}
+        # The verifier graded is this checkout's, whenever the task was made.
+        files.update({f"/tests/{p.name}": p.read_bytes() for p in (ROOT / VERIFIER_PATH).glob("verifier*.py")})
         session.write_files(files)
         if baseline_ref:
             ref_files = {k.replace("/tests/", "/tests_ref/", 1): v for k, v in files.items()

@@ -310,6 +310,7 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
     in_order = sorted(planned, key=lambda p: p[0].name)  # A, A′…, B′…, S…′: the details read in that order
     details["variants"] = [_run_details(results[r.name], variant) for r, variant, _ in in_order]
     details["timings"]["runs"] = {r.name: results[r.name].seconds for r, _, _ in in_order}
+    details["timings"]["run_cpu"] = {r.name: results[r.name].cpu for r, _, _ in in_order if results[r.name].cpu is not None}
     details["twins"] = {"files": sorted(variants.plans), "kinds": sorted(variants.kinds),
                         "runs_per_side": cfg.twin_runs}
     details.update(vreward.compute(grouped, terms))

@@ -60,6 +60,7 @@ class RunResult:
     status: Status
     seconds: float = 0.0
     returncode: int | None = None
+    cpu: float | None = None  # CPU seconds of the run process, when measured
     collected: list[str] | None = None  # node ids, in collection order; None when never reported
     collect_errors: list[str] = field(default_factory=list)
     cases: dict[str, Outcome] = field(default_factory=dict)

@@ -216,7 +216,7 @@ class Runner:
         for run, log, end in zip(runs, logs, launched):
             result = vres.RunResult(run.name, vres.Status.ok, round(end.seconds, 3), end.returncode,
                                     output_tail=_tail(self.layout.logs / log), leftover_processes=end.leftovers,
-                                    via=end.via.value)
+                                    via=end.via.value, cpu=end.cpu)
             if end.timed_out:
                 result.status = vres.Status.timeout
             else:

@@ -10,7 +10,7 @@ which variant is which. It imports pytest, its built-in plugins, this run's guar
 (from the boot dir) — never the repository or the submission — freezes that heap out of the garbage
 collector's reach, and serves requests on stdin, one JSON line each, answering on stdout:
 
-    → {"op": "batch", "jobs": [job, …]}     ← {"pids": [p, …]}    ← {"pid": p, "status": s}  per run, as it ends
+    → {"op": "batch", "jobs": [job, …]}     ← {"pids": [p, …]}    ← {"pid": p, "status": s, "cpu": c}  per run, as it ends
 
 A batch's runs are forked together; each sets itself up (session, output, privileges, limits, copy,
 environment, guard, Landlock and seccomp), says it is ready, and waits: the zygote releases them all at
@@ -127,8 +127,8 @@ def _fork_batch(jobs, replies):
     os.close(go_w)  # the release: every waiting child reads EOF at once
     os.close(ready_r)
     for _ in pids:
-        pid, status = os.wait()
-        _send(replies, {"pid": pid, "status": status})
+        pid, status, usage = os.wait4(-1, 0)
+        _send(replies, {"pid": pid, "status": status, "cpu": round(usage.ru_utime + usage.ru_stime, 4)})
     return None
 
 
