@@ -53,11 +53,13 @@ def test_good_discriminating_test_earns_full_reward(make_task, kit):
     assert sorted(os.listdir(task.logs_dir)) == ["reward-details.json", "reward.txt"]
     assert {v["name"]: (v["variant"], v["status"]) for v in details["variants"]} == {
         name: (name[0], "ok") for name in RUNS}
-    assert set(details["timings"]) == {"lint", "prepare", "copies", "runs", "total"}
+    assert set(details["timings"]) == {"lint", "prepare", "copies", "runs", "run_cpu", "total"}
+    assert set(details["timings"]["run_cpu"]) == set(RUNS) and all(c > 0 for c in details["timings"]["run_cpu"].values())
     assert details["twins"] == {"files": [kit.TARGET], "kinds": sorted(set(details["twins"]["kinds"])),
                                 "runs_per_side": 4}
-    for run in details["variants"]:  # every run applied the kernel barrier and ran through the zygote
+    for run in details["variants"]:  # every run applied the kernel barrier, sealed the target, ran in the zygote
         assert run["guard"]["seccomp"] is True and run["guard"]["landlock"] >= 1, run
+        assert run["guard"]["sealed"] == ["shopcalc.pricing"] and run["guard"]["seal_failed"] == {}, run
         assert run["via"] == "zygote"
     if os.geteuid() == 0:
         assert details["isolation"]["dropped_privileges"] is True
