@@ -18,7 +18,7 @@ PROLOGUE = """
 import json, os, sys
 sys.path.insert(0, {guard_dir!r})
 sys.path.insert(0, {pkg!r})
-import ctypes, verifier_guard  # ctypes, as in a run: the zygote imported it
+import ctypes, doctest, _pytest._code.code, verifier_guard  # as in a run: the zygote imported them
 policy = {policy!r}
 if policy.get("cover"):
     policy["cover"]["fd"] = os.open("covered.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -39,12 +39,13 @@ def attempt(name, action):
 exec(compile(open({submission!r}).read(), {submission!r}, "exec"))
 if policy.get("cover"):
     sys.audit("repo2rlenv.cover.dump")
+open("results.json", "w").write(json.dumps(results))
 print(json.dumps(results))
 """
 TARGET = "def f(x):\n    y = x + 1\n    return y\n\ndef g():\n    yield 1\n"
 
 
-def guarded(tmp_path: Path, body: str, *, traced: bool = False, seal: bool = True, target: str = TARGET,
+def guarded(tmp_path: Path, body: str, *, seal: bool = True, target: str = TARGET,
             cover_key: str | None = None) -> dict[str, str]:
     """Run `body` as the 'submission' (the hook arms when its code executes), with `target.py` changed
     and, with `seal`, sealed as a run seals it at the session's start; with `cover_key`, the recorder
@@ -57,7 +58,7 @@ def guarded(tmp_path: Path, body: str, *, traced: bool = False, seal: bool = Tru
     submission = tmp_path / "test_sub.py"
     submission.write_text(textwrap.dedent(body))
     policy = {"submission": str(submission), "protected_names": ["target.py", "target.cpython-311.pyc"],
-              "protected_paths": [str(pkg / "target.py")], "traced": traced, "own_roots": [str(tmp_path)],
+              "protected_paths": [str(pkg / "target.py")], "own_roots": [str(tmp_path)],
               "landlock": 7, "cover": cover}
     code = PROLOGUE.format(guard_dir=str(GUARD_DIR), pkg=str(pkg), policy=policy, submission=str(submission),
                            seal=seal, target=str(pkg / "target.py"))
@@ -156,6 +157,40 @@ def test_library_readers_get_signatures_flags_callers_and_tracebacks_of_changed_
                    "autospec": "ok", "traceback names the changed function": "ok", "log record": "ok"}
 
 
+def test_honest_tests_that_introspect_on_the_way_keep_working(tmp_path):
+    # Red team, round 3: doctest, pytest's traceback entries and inspect.stack() read the code of changed
+    # frames; they get plain data instead.
+    target = ('"""Doubles."""\n\n\ndef f(x):\n    """\n    >>> f(type("P", (), {"scale": lambda self: 2})())\n'
+              '    4\n    """\n    return x.scale() * 2\n')
+    got = guarded(tmp_path, """
+        import target, doctest, inspect, pytest
+        attempt("doctest", lambda: doctest.testmod(target).failed == 0)
+        with pytest.raises(AttributeError) as info:
+            target.f(None)
+        attempt("pytest traceback entry", lambda: info.traceback[-1].name == "f")
+        attempt("pytest repr", lambda: "AttributeError" in str(info.getrepr()))
+        class Probe:
+            def scale(self):
+                Probe.names = [frame.function for frame in inspect.stack()]
+                return 1
+        attempt("inspect.stack", lambda: target.f(Probe()) == 2 and Probe.names[:2] == ["scale", "f"])
+    """, target=target)
+    assert got == {"doctest": "ok", "pytest traceback entry": "ok", "pytest repr": "ok", "inspect.stack": "ok"}
+
+
+def test_tracebacks_of_changed_code_carry_lines_but_no_columns(tmp_path):
+    got = guarded(tmp_path, """
+        import target, traceback
+        try:
+            target.f(None)
+        except TypeError as exc:
+            entry = traceback.extract_tb(exc.__traceback__)[-1]
+        attempt("line", lambda: entry.lineno == 2 and entry.name == "f")
+        attempt("no columns", lambda: (entry.colno, entry.end_colno) == (None, None))
+    """)
+    assert got == {"line": "ok", "no columns": "ok"}
+
+
 def test_signatures_of_every_shape_match_the_originals(tmp_path):
     shapes = ("def f(a, b=2, /, c=3, *args, d, e=5, **kw) -> int: pass\n"
               "def g(*, k: str = 'x'): pass\ndef h(a, /): pass\n")
@@ -183,10 +218,27 @@ def test_facts_are_data_only_and_an_exact_type_is_required(tmp_path):
     assert got == {"name and parameters": "ok", "only plain values": "ok", "not a function": "ok"}
 
 
-def test_tracing_is_allowed_only_in_the_traced_run(tmp_path):
-    body = 'attempt("settrace", lambda: sys.settrace(None))\n'
-    assert guarded(tmp_path, body)["settrace"] == "refused"
-    assert guarded(tmp_path, body, traced=True)["settrace"] == "ok"
+def test_tracing_is_refused_in_every_run_and_the_recorder_follows_threads(tmp_path):
+    # Every run records coverage alike (a run alone traced could tell it is A); nobody else may trace.
+    lines, _ = _recorded(tmp_path, """
+        import target, threading
+        worker = threading.Thread(target=lambda: list(target.g()))
+        worker.start()
+        worker.join()
+        results["tracer"] = "same" if sys.gettrace() is not None else "none"
+        attempt("settrace", lambda: sys.settrace(None))
+        attempt("setprofile", lambda: sys.setprofile(None))
+        seen = []
+        threading.settrace(lambda *a: seen.append(a))  # a thread started now cannot install it
+        other = threading.Thread(target=lambda: None)
+        other.start()
+        other.join()
+        attempt("threading.settrace", lambda: not seen)
+    """)
+    assert 6 in lines  # the generator's body, run in a thread
+    got = json.loads((tmp_path / "results.json").read_text())
+    assert got == {"settrace": "refused", "setprofile": "refused", "threading.settrace": "ok",
+                   "tracer": "same" if sys.version_info < (3, 12) else "none"}
 
 
 def test_nothing_is_refused_before_the_submission_runs(tmp_path):
@@ -221,7 +273,7 @@ COVERED_BODY = """
 
 def _recorded(tmp_path: Path, body: str) -> tuple[set[int], bytes]:
     key = "ab" * 32
-    guarded(tmp_path, body, traced=True, cover_key=key)
+    guarded(tmp_path, body, cover_key=key)
     data = (tmp_path / "covered.json").read_bytes()
     return verifier_guard.signed_lines(data, key), data
 

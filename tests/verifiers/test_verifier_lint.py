@@ -162,6 +162,10 @@ REFUSED = [  # (name, source, rule that must be among the findings, line)
     ("vars(builtins)", "import builtins\nvars(builtins)\n", "builtins", 2),
     ("a builtin by a folded key", "import builtins\nb = vars(builtins)\nb['ex' + 'ec']\n", "dynamic-code", 3),
     ("a module file by a folded key", "import m\nvars(m)['__fi' + 'le__']\n", "file-read", 2),
+    # Round 3.
+    ("threading.gettrace", "import threading\nthreading.gettrace()\n", "tracing", 2),
+    ("builtins through sys.modules", "import sys\ndef test(monkeypatch):\n"
+     "    monkeypatch.delattr(sys.modules['builtins'], '__name__')\n", "builtins", 3),
 ]
 
 

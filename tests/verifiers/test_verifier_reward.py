@@ -107,19 +107,19 @@ def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task
     assert rfc["reason"] is None
 
 
-def test_without_coverage_targets_no_run_is_traced(make_task):
-    # Lint off: the submission looks at the tracer, which a real submission may not.
+def test_every_run_records_coverage_alike_with_or_without_targets(make_task):
+    # Lint off: the submission looks at the tracer, which a real submission may not. A run alone traced
+    # could tell it is A; so every run has the recorder (3.11: a trace function; 3.12+: sys.monitoring,
+    # no trace function), and only A's record counts, when there are targets.
     sub = ("import sys\n\nfrom shopcalc.pricing import apply_discount\n\n\n"
-           "def test_untraced():\n    assert sys.gettrace() is None\n    assert apply_discount(10, 100) == 5\n")
-    untraced = make_task(sub, coverage_targets=[]).score(run_lint=False)
-    assert (untraced["reward"], untraced["cov"]) == (1.0, 1.0)
-    assert untraced["coverage"] == {"targets": [], "covered_targets": [], "covered_function_lines": [],
-                                    "measured": False}
-    traced = make_task(sub).score(run_lint=False)  # targets: A runs under coverage, and this case fails there
-    assert traced["coverage"]["measured"] is True
-    assert [c["outcomes"]["A"] for c in traced["cases"]] == ["failed"]
-    assert traced["reward"] == 0.0
-    assert {v["status"] for v in traced["variants"][1:]} == {"not_run"}  # nothing to gain: A decided it
+           "def test_same_everywhere():\n    assert (sys.gettrace() is None) == (sys.version_info >= (3, 12))\n"
+           "    assert apply_discount(10, 100) == 5\n")
+    for targets, measured in (([], False), (None, True)):
+        details = make_task(sub, **({} if targets is None else {"coverage_targets": targets})).score(run_lint=False)
+        assert details["coverage"]["measured"] is measured
+        assert {name: outcome for c in details["cases"] for name, outcome in c["outcomes"].items()} == {
+            name: "failed" if name.startswith("B") else "passed" for name in RUNS}
+        assert details["reward"] > 0
 
 
 def test_every_run_has_the_same_files_with_the_package_precompiled(make_task):

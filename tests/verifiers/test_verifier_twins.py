@@ -179,6 +179,24 @@ def test_the_references_statement_makes_both_sides_reference_the_same_constants_
         assert counts(twin_a) == counts(twin_b)
 
 
+def test_every_twin_of_either_side_carries_a_references_statement_that_looks_up_no_name():
+    # Red team, round 3: the statement read the global `__name__` and only the side missing references
+    # carried it, so a test deleting `__name__` (module and builtins) raised on one side's twins only.
+    a = 'def f(x):\n    y = x * 77\n    return y\n'
+    b = a.replace("x * 77", "x * 77 + 0")  # B references 0 more often; A nothing more than B
+    plan = vt.plan_file("m.py", [a, b])
+    assert plan.references[1] == Counter()  # B's twins get noise only
+    for side, source in enumerate((a, b)):
+        for seed in range(5):
+            text = vt.twin_source(source, plan.units[side], plan.references[side], rng=random.Random(seed))
+            namespace: dict = {}
+            exec(compile(text, "m", "exec"), namespace)
+            del namespace["__builtins__"]  # no builtin and no global is looked up by what the twin added
+            namespace["__builtins__"] = {}
+            assert namespace["f"](2) == 154
+            assert "None is not None and (" in text
+
+
 @pytest.mark.parametrize("module", ["textwrap", "argparse", "inspect", "dataclasses", "tokenize", "fractions"])
 def test_every_function_of_a_real_module_twins_into_the_same_ast(module):
     source = Path(sysconfig.get_paths()["stdlib"], f"{module}.py").read_text(encoding="utf-8")

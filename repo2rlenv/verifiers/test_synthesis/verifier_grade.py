@@ -9,11 +9,11 @@ A grading:
 2. A's files are checked against the manifest and staged; B and the siblings are A with their diffs;
 3. the twins are planned (`verifier_twins`) and the copies built in the background, one per run: A,
    `twin_runs` rewrites of A (A′), as many of B (B′), one of each sibling, each from a fresh seed;
-4. A runs first, alone (traced when the task has coverage targets). When no case of it can earn
-   anything, grading stops there;
-5. every other run starts at once, each with its own uid, copy and dirs, released together. There is
-   no run order to count, and the runs that run together are as many A′ as B′: a run that compares
-   itself with the others learns which half it is in, but only A's behaviour says which half is A;
+4. A runs first, alone (its coverage record counts when the task has coverage targets; every run
+   records alike). When no case of it can earn anything, grading stops there;
+5. every other run starts at once, in a random order, each with its own uid, copy and dirs, released
+   together. The runs that run together are as many A′ as B′: runs that compare their behaviour learn
+   which half they are in, and only A's behaviour (what an honest test asserts) says which half is A;
 6. the rules of `verifier_reward` turn the outcomes into the reward.
 
 Layout: this file orchestrates; `verifier_config` (the config), `verifier_lint` (static checks),
@@ -21,7 +21,7 @@ Layout: this file orchestrates; `verifier_config` (the config), `verifier_lint` 
 `verifier_run` (jobs and batches), `verifier_layout` (the scratch tree, started first),
 `verifier_launch` (the zygote or subprocesses), `verifier_zygote` (inside a run), `verifier_guard` and
 `verifier_kernel` (a run's barrier), `verifier_outcomes` (its pytest plugin), `verifier_results` (what
-a run produced), `verifier_reward` (the rules) and `verifier_patch` (diffs). Stdlib + pytest + coverage
+a run produced), `verifier_reward` (the rules) and `verifier_patch` (diffs). Stdlib + pytest
 only; copied verbatim into every task.
 """
 
@@ -303,11 +303,12 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
     terms = vreward.Terms(cfg.reward_mode, cfg.coverage_weight, cfg.min_new_tests, cfg.coverage_targets)
     for run in runs:
         results.setdefault(run.name, vres.RunResult(run.name, vres.Status.not_run))
-    grouped = vreward.Runs(results["A"], [results[r.name] for r in runs if r.name.startswith("A′")],
-                           [results[r.name] for r in runs if r.name.startswith("B′")],
-                           [[results[r.name] for r in runs if r.name.startswith(f"S{i}′")]
-                            for i in range(1, len(cfg.variants.siblings) + 1)])
     in_order = sorted(planned, key=lambda p: p[0].name)  # A, A′…, B′…, S…′: the details read in that order
+    named = [r.name for r, _, _ in in_order]
+    grouped = vreward.Runs(results["A"], [results[n] for n in named if n.startswith("A′")],
+                           [results[n] for n in named if n.startswith("B′")],
+                           [[results[n] for n in named if n.startswith(f"S{i}′")]
+                            for i in range(1, len(cfg.variants.siblings) + 1)])
     details["variants"] = [_run_details(results[r.name], variant) for r, variant, _ in in_order]
     details["timings"]["runs"] = {r.name: results[r.name].seconds for r, _, _ in in_order}
     details["timings"]["run_cpu"] = {r.name: results[r.name].cpu for r, _, _ in in_order if results[r.name].cpu is not None}

@@ -18,7 +18,7 @@ refuses:
   record, a frame that looks like the target's), building code objects (`code.__new__`, but for
   `types.coroutine`'s flag), `marshal` loads outside the import system and writing `.pyc` files (so no
   hand-made bytecode can ever run), `ctypes`, the garbage collector's object graph, other threads'
-  frames, tracers and profilers (allowed in the traced A run), new audit hooks, sub-interpreters,
+  frames, tracers and profilers (but the recorder's own), new audit hooks, sub-interpreters,
   starting processes (seccomp refuses those in the kernel too), loading `readline`;
 - reading the changed files that could not be sealed (a module whose import failed at the session's
   start) other than by the import system importing them, and moving or linking them;
@@ -26,10 +26,11 @@ refuses:
   or /sys, and abstract unix sockets.
 
 The hook is unreachable from Python once installed (no module or object holds it; `gc` is refused) and
-cannot be removed; everything it calls is bound when it is made. So is the coverage recorder of the
-traced run: its lines live in the hook, reach it only from the interpreter's own line events (or, on
-Python 3.11, from frames whose code really is the target's), and leave the run signed with a key only
-the hook and the verifier hold — a run can write anything into its output dir but not a valid record.
+cannot be removed; everything it calls is bound when it is made. So is the coverage recorder, which
+every run has alike (only A's record counts): its lines live in the hook, reach it only from the
+interpreter's own line events (or, on Python 3.11, from frames whose code really is the target's), and
+leave the run signed with a key only the hook and the verifier hold — a run can write anything into its
+output dir but not a valid record.
 `os.urandom`, `os.getrandom`, `SystemRandom`, unseeded `random.Random()` and tempfile's names draw from
 fixed seeds, so a run's "randomness" is the same in every run.
 
@@ -71,9 +72,8 @@ class CodeRefused(AttributeError):
 def install(policy, refusal_fd=None):
     """Install the readers, the hook and the replacements for one run. `policy`: {"submission": path of
     the test file, "protected_names": basenames of the changed files and their bytecode,
-    "protected_paths": their paths in this run's copy, "traced": whether this run records coverage,
-    "cover": {"target": file, "key": hex, "fd": covered file's fd} in the traced run (the key is taken
-    out of the dict), "own_roots": the run's writable dirs, "landlock": the Landlock ABI the kernel
+    "protected_paths": their paths in this run's copy, "cover": {"target": file, "key": hex, "fd":
+    covered file's fd} for the recorder (the key is taken out of the dict), "own_roots": the run's writable dirs, "landlock": the Landlock ABI the kernel
     barrier applied (0: none)}."""
     _seed_entropy()
     _install_readers(frozenset(policy["protected_names"]), frozenset(policy["protected_paths"]))
@@ -184,13 +184,19 @@ def _make_hook(policy, refusal_fd):
     submission = policy["submission"]
     names = frozenset(policy["protected_names"])
     paths = frozenset(policy["protected_paths"])
-    traced = bool(policy.get("traced"))
     own_roots = tuple(r.rstrip("/") + "/" for r in policy.get("own_roots", ()))
     no_landlock = not policy.get("landlock")
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
     builders = frozenset(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
     recorder = _make_recorder(policy.get("cover"))
+    import threading
+
+    bootstrap = _getattr(threading.Thread._bootstrap_inner, "__code__", None)
+    # doctest's runner switches tracing off around the examples and back to what it was.
+    doctest = sys.modules.get("doctest")
+    switchers = frozenset(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
+                                               "__code__", None),) if c is not None)
     # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
     # file of that name of its own).
     unsealed = set(names)
@@ -275,7 +281,9 @@ def _make_hook(policy, refusal_fd):
             skip = lasti // 2
             for found in code.co_positions():
                 if not skip:
-                    position = found
+                    # The line only: a span's columns and height are facts of the text that the twins
+                    # move too rarely for a pin to miss (a token gap widened in a few twins of four).
+                    position = (found[0], None, None, None)
                     break
                 skip -= 1
         out.extend((code.co_filename, code.co_name, code.co_qualname, code.co_firstlineno, code.co_argcount,
@@ -325,7 +333,11 @@ def _make_hook(policy, refusal_fd):
             if filename is not None and changed_name(filename) and not imported(frame, "compile"):
                 refuse(f"compiling code under the name of {base(filename)} (a file the variants change)")
         elif event in _TRACE_EVENTS:
-            if not traced:
+            # Only the recorder traces (3.11), in every run alike; a thread it traces installs it itself.
+            if not (event == "sys.settrace" and frame is not None and frame.f_code is bootstrap
+                    and recorder is not None and recorder[3]() is not None
+                    and threading._trace_hook is recorder[3]()) \
+                    and not (event == "sys.settrace" and frame is not None and frame.f_code in switchers):
                 refuse(f"{event} (tracing or profiling)")
         elif event in _PROCESS_EVENTS:
             refuse(f"starting a process ({event})")
@@ -394,7 +406,9 @@ def _make_hook(policy, refusal_fd):
 # --------------------------------------------------------------------------- the coverage recorder
 
 def _make_recorder(cover):
-    """(start, record a frame's line, dump) for the traced run's target file, or None. The lines are kept
+    """(start, record a frame's line, dump, the 3.11 tracer once started) for the target file, or None.
+    Every run records alike (a run that alone were traced could tell it is A); only A's record counts.
+    The lines are kept
     here, fed by the interpreter's line events — sys.monitoring's, whose callback nothing can fetch once
     the hook refuses `register_callback`, or on 3.11 a trace function that hands frames over through
     the hook, which checks their code is the target's — and written as `lines<TAB>hmac` records."""
@@ -411,7 +425,7 @@ def _make_recorder(cover):
     inner, outer = bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
     del key
     lines = set()
-    started = []
+    started, installed = [], []
 
     def sign(data):
         return sha256(outer + sha256(inner + data).digest()).hexdigest()
@@ -449,6 +463,7 @@ def _make_recorder(cover):
         def tracer(frame, event, arg):
             return local if frame.f_globals.get("__file__") in targets else None
 
+        installed.append(tracer)
         sys.settrace(tracer)
         threading.settrace(tracer)
 
@@ -465,7 +480,10 @@ def _make_recorder(cover):
         except OSError:
             pass
 
-    return start, record, dump
+    def tracer_installed():
+        return installed[0] if installed else None
+
+    return start, record, dump, tracer_installed
 
 
 def signed_lines(data, key_hex):
@@ -491,6 +509,7 @@ def signed_lines(data, key_hex):
 def _install_readers(names, paths):
     """The library functions that read a code object for a signature, a flag, a file name, a caller or a
     traceback summary, rebuilt on `facts` for changed code (everything else goes to the originals)."""
+    import dis
     import functools
     import inspect
     import logging
@@ -501,6 +520,28 @@ def _install_readers(names, paths):
 
     def changed(found):
         return found is not None and (found[FILENAME] in paths or os.path.basename(found[FILENAME]) in names)
+
+    # Views of frames and code that carry plain data (tracebacks, pytest's tracebacks, getframeinfo).
+    class CodeView:
+        __slots__ = ("co_filename", "co_name", "co_qualname", "co_firstlineno", "co_argcount",
+                     "co_posonlyargcount", "co_kwonlyargcount", "co_varnames", "co_flags")
+
+        def __init__(self, found):
+            (self.co_filename, self.co_name, self.co_qualname, self.co_firstlineno, self.co_argcount,
+             self.co_posonlyargcount, self.co_kwonlyargcount, self.co_varnames, self.co_flags) = found[:POSITION]
+
+    class FrameView:
+        __slots__ = ("f_code", "f_globals", "_frame")
+
+        def __init__(self, frame, found):
+            self.f_code, self.f_globals, self._frame = CodeView(found), frame.f_globals, frame
+
+        @property
+        def f_locals(self):
+            return self._frame.f_locals
+
+        def __getattr__(self, name):
+            return getattr(self._frame, name)
 
     # inspect.signature, on a function of changed code: the same signature, read off a stub with its shape.
     original_signature = getattr(inspect, "_signature_from_function", None)
@@ -568,6 +609,8 @@ def _install_readers(names, paths):
     original_getfile = inspect.getfile
 
     def getfile(obj):
+        if type(obj) is CodeView:
+            return obj.co_filename
         if type(obj) in (_fn, _method, _frame, _tb):
             found = facts(obj)
             if found is not None:
@@ -610,26 +653,6 @@ def _install_readers(names, paths):
         logging._is_internal_frame = _is_internal_frame
     logging.Logger.findCaller = findCaller
 
-    # traceback: summaries are made from views of the frames that carry the code's data, not the code.
-    class CodeView:
-        __slots__ = ("co_filename", "co_name", "co_qualname", "co_firstlineno")
-
-        def __init__(self, found):
-            self.co_filename, self.co_name, self.co_qualname, self.co_firstlineno = found[:4]
-
-    class FrameView:
-        __slots__ = ("f_code", "f_globals", "_frame")
-
-        def __init__(self, frame, found):
-            self.f_code, self.f_globals, self._frame = CodeView(found), frame.f_globals, frame
-
-        @property
-        def f_locals(self):
-            return self._frame.f_locals
-
-        def __getattr__(self, name):
-            return getattr(self._frame, name)
-
     def view(frame):
         found = facts(frame) if type(frame) is _frame else None
         return frame if found is None else FrameView(frame, found)
@@ -658,6 +681,41 @@ def _install_readers(names, paths):
             return extract(klass, views, **kwargs)
 
         traceback.StackSummary._extract_from_extended_frame_gen = classmethod(_extract_from_extended_frame_gen)
+
+    original_frameinfo = inspect.getframeinfo
+
+    def getframeinfo(frame, context=1):
+        found = facts(frame, True) if type(frame) in (_frame, _tb) else None
+        if not changed(found):
+            return original_frameinfo(frame, context)
+        # The file is sealed (empty): no source lines, as inspect gives for a file it cannot read.
+        lineno = frame.tb_lineno if type(frame) is _tb else frame.f_lineno
+        return inspect.Traceback(found[FILENAME], lineno, found[NAME], None, None,
+                                 positions=dis.Positions(lineno, None, None, None))
+
+    inspect.getframeinfo = getframeinfo
+
+    # pytest's own traceback entries (`ExceptionInfo.traceback`, failure reports) read a frame's code.
+    pytest_code = sys.modules.get("_pytest._code.code")
+    frame_code = getattr(getattr(pytest_code, "Frame", None), "__dict__", {}).get("code")
+    if isinstance(frame_code, property):
+        def code(self):
+            found = facts(self.raw) if type(self.raw) is _frame else None
+            return pytest_code.Code(CodeView(found)) if changed(found) else frame_code.fget(self)
+
+        pytest_code.Frame.code = property(code)
+
+    # doctest finds an example's line from the function's code: unknown for changed code.
+    doctest = sys.modules.get("doctest")
+    find_lineno = getattr(getattr(doctest, "DocTestFinder", None), "_find_lineno", None)
+    if find_lineno is not None:
+        def _find_lineno(self, obj, source_lines):
+            try:
+                return find_lineno(self, obj, source_lines)
+            except CodeRefused:
+                return None
+
+        doctest.DocTestFinder._find_lineno = _find_lineno
 
 
 # --------------------------------------------------------------------------- replaced functions

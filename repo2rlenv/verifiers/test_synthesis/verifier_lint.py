@@ -74,7 +74,8 @@ FORBIDDEN_NAMES: dict[str, str] = {
     **{f"sys.{n}": "tracing" for n in (
         "settrace", "setprofile", "gettrace", "getprofile", "_getframe", "_current_frames", "monitoring",
         "addaudithook")},
-    "threading.settrace": "tracing", "threading.setprofile": "tracing",
+    **{f"threading.{n}": "tracing" for n in ("settrace", "setprofile", "gettrace", "getprofile",
+                                              "settrace_all_threads", "setprofile_all_threads")},
     **{f"os.{n}": "process" for n in (
         "system", "popen", "fork", "forkpty", "kill", "killpg", "_exit", "abort", "register_at_fork")},
     # Process ids count the runs in a fresh container (`getpid() - getppid()` grows run by run), and the
@@ -395,10 +396,15 @@ class _Linter(ast.NodeVisitor):
             if target.value.startswith("builtins.") and target.value[9:] not in BUILTINS_PATCH_OK:
                 self.flag(node, "builtins", f"{terminal}({target.value!r})")
             return
-        if self.qualname(target) in ("builtins", "builtins.__dict__"):
+        if self.qualname(target) in ("builtins", "builtins.__dict__") or self.names_builtins_module(target):
             attr = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(attr, ast.Constant) and attr.value in BUILTINS_PATCH_OK):
                 self.flag(node, "builtins", f"{terminal}(builtins, ...)")
+
+    def names_builtins_module(self, node: ast.AST) -> bool:
+        """`sys.modules["builtins"]` (or a folded key naming it)."""
+        return (isinstance(node, ast.Subscript) and self.qualname(node.value) == "sys.modules"
+                and _fold(node.slice) == "builtins")
 
     def run(self, tree: ast.Module) -> list[Finding]:
         for parent in ast.walk(tree):

@@ -21,9 +21,10 @@ included) are never touched:
 - `if c:` without an else → `if not (c): pass` / `else:` (jumps and their order);
 - locals renamed to fresh names;
 - extra spaces between tokens of a unit's lines (columns, hence code positions);
-- one statement `__name__ is None and (k1, k2, …)` that references the constants and identifier strings
-  the other variants' code objects hold more often than this one's, so that every variant references
-  each of them equally often (reference counts; whether a string is interned).
+- one statement `None is not None and (k1, k2, …)`, in every twin, that references the constants and
+  identifier strings the other variants' code objects hold more often than this one's (plus noise), so
+  that every variant references each of them equally often (reference counts; whether a string is
+  interned).
 
 Each kind keeps behaviour by construction: the inserted statements bind only fresh names, never in a
 function that looks at its own locals (`locals()`, `eval`, frames …); `fresh = e; return fresh`
@@ -64,6 +65,9 @@ _HEADER_REST = re.compile(r"^[\s)]*:\s*(#.*)?$")
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=]")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WORD = re.compile(r"[^\W\d]\w*")
+
+
+_NEVER = ast.dump(ast.parse("None is not None", mode="eval").body, annotate_fields=False, include_attributes=False)
 
 
 class TwinError(Exception):
@@ -445,14 +449,17 @@ class _Twin:
         return f"{self.fresh()} = {self.constant()}"
 
     def references_statement(self) -> str:
-        """`__name__ is None and (…)`: never true, so evaluated no further than the `is`; it only makes
-        this code reference the listed constants and strings (a constant tuple keeps a reference to each
-        item; the random last item keeps the tuple from being merged with an equal one)."""
+        """`None is not None and (…)`: never true, so evaluated no further than the `is`, and it looks up
+        no name (a test can delete or rebind any global or builtin, and would see the lookup); it only
+        makes this code reference the listed constants and strings (a constant tuple keeps a reference
+        to each item; the random last item keeps the tuple from being merged with an equal one). Every
+        twin of every variant carries one — noise alone where this variant references nothing less often
+        than the others — so that its presence tells nothing."""
         items = [text for (_, value), n in sorted(self.references.items(), key=repr)
                  for text in [_literal(value)] * n if text is not None]
         items += [self.constant() for _ in range(self.rng.randint(1, 6))]  # noise, drawn alike on every side
         items.append(repr("".join(self.rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10))))
-        return f"__name__ is None and ({', '.join(items)},)"
+        return f"None is not None and ({', '.join(items)},)"
 
     def comment(self) -> str:
         return "# " + " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 9)))
@@ -460,7 +467,7 @@ class _Twin:
     # ---- planning
     def plan(self) -> Edits:
         edits = Edits()
-        want_references = "references" in self.kinds and bool(self.references)
+        want_references = "references" in self.kinds
         mapping = self.functions
         for unit in self.units:
             if unit.qualname not in mapping:
@@ -691,8 +698,7 @@ class Canonical(ast.NodeTransformer):
     def _is_references(self, stmt: ast.stmt) -> bool:
         value = getattr(stmt, "value", None)
         return (isinstance(stmt, ast.Expr) and isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)
-                and len(value.values) == 2 and isinstance(value.values[0], ast.Compare)
-                and isinstance(value.values[0].left, ast.Name) and value.values[0].left.id == "__name__"
+                and len(value.values) == 2 and _dump(value.values[0]) == _NEVER
                 and isinstance(value.values[1], ast.Tuple))
 
     def _body(self, stmts: list[ast.stmt]) -> list[ast.stmt]:

@@ -39,7 +39,7 @@ import sys
 WARM_MODULES = (
     "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "faulthandler", "runpy", "random", "tempfile", "asyncio",
     "importlib", "importlib.util", "resource", "ctypes", "logging", "inspect", "signal", "json", "traceback",
-    "hashlib", "threading", "linecache",
+    "hashlib", "threading", "linecache", "doctest", "dis",
     "verifier_guard", "verifier_kernel", "verifier_outcomes",
 )
 # The run uid must be able to read these for the runs to work without privileges (the probe).
@@ -253,7 +253,7 @@ def _wait_for_release(fds):
 
 
 def run(job):
-    """pytest as `python -m pytest` runs it; raises its SystemExit. The traced run's recorder (started
+    """pytest as `python -m pytest` runs it; raises its SystemExit. The run's coverage recorder (started
     when the session seals the changed modules) writes its record after the session."""
     import runpy
 
