@@ -17,13 +17,14 @@ from typing import Callable
 from repo2rlenv.verifiers.test_synthesis import verifier_twins as vtwins
 
 ALL = tuple(vtwins.KINDS)
-# Broadest first: each rung drops what is likelier to trip code that inspects itself.
+# Broadest first: each rung drops what is likelier to trip code that inspects itself. Every rung keeps
+# `neutral` and `wrap`, which move instruction offsets, locals and lines inside the function: twins
+# without them leave those facts as on A, and a pin on one would tell A′ from B′ (such a task is dropped).
 LADDER: tuple[tuple[str, ...], ...] = (
     ALL,
     tuple(k for k in ALL if k != "rename"),
-    ("padding", "neutral", "jitter", "references"),
-    ("padding", "references"),
-    ("neutral", "jitter", "references"),
+    ("padding", "neutral", "jitter", "references", "wrap"),
+    ("neutral", "jitter", "references", "wrap"),
 )
 SEEDS = (11, 23, 37)
 

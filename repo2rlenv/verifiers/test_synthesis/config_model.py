@@ -20,7 +20,7 @@ CONFIG_SCHEMA_VERSION = 2
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: runs instead of variants (A, A′k, B′k, Sj′1), each with its guard state and refusals; n_tests, kills, twins.
 DETAILS_SCHEMA_VERSION = 3
-TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references")
+TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
 
 
 class RewardMode(str, Enum):

@@ -21,6 +21,8 @@ included) are never touched:
 - `if c:` without an else → `if not (c): pass` / `else:` (jumps and their order);
 - locals renamed to fresh names;
 - extra spaces between tokens of a unit's lines (columns, hence code positions);
+- most names read inside a statement → `(name, k…)[0]` (instruction offsets *within* a statement: between
+  two callbacks of one expression, which no statement-level insertion moves);
 - one statement `None is not None and (k1, k2, …)`, in every twin, that references the constants and
   identifier strings the other variants' code objects hold more often than this one's (plus noise), so
   that every variant references each of them equally often (reference counts; whether a string is
@@ -52,7 +54,7 @@ from dataclasses import dataclass, field
 
 # What a twin may do; the emitter can switch kinds off for a task (e.g. `padding` for a module that
 # reads its own source) and records which it checked.
-KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references")
+KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
 # A function that can observe its own locals by name keeps its locals: no renames, no new locals.
 _INTROSPECTIVE_NAMES = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
                                   "f_locals", "f_back", "stack", "getframeinfo", "getouterframes"})
@@ -546,6 +548,8 @@ class _Twin:
                 self._plan_invert(stmt, edits)
         if "rename" in kinds and not introspective:
             self._plan_renames(fn, edits)
+        if "wrap" in kinds and not introspective:
+            self._plan_wraps(fn, edits)
 
     def _plan_invert(self, stmt: ast.If, edits: Edits) -> None:
         test, first = stmt.test, stmt.body[0]
@@ -581,6 +585,36 @@ class _Twin:
                 self.renames[new] = old
                 planned += [(line, col, col + len(old), new) for line, col in spots]
         edits.inline += planned
+
+    def _plan_wraps(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> None:
+        """Wrap some names the body reads as `(name, k)[0]`: the same object, read at the same point, a
+        few instructions later. Not the function's plain locals (renames own their tokens), not in
+        annotations, f-strings or patterns, never `super` or a dunder."""
+        skip = _plain_locals(fn) | {"super"}
+        found: list[ast.Name] = []
+        stack: list[ast.AST] = list(fn.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (*_FUNCS, ast.ClassDef, ast.JoinedStr, ast.match_case)):
+                continue
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load) and node.id not in skip and not node.id.startswith("__"):
+                    found.append(node)
+                continue
+            for name, value in ast.iter_fields(node):
+                if name == "annotation":
+                    continue
+                stack.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, ast.AST))
+        # Most names: an offset between two callbacks of one expression stays A's only when no name between
+        # them is wrapped (rarely); the wrappers' sizes differ (1-3 constants), so residues move too.
+        for node in sorted(found, key=lambda n: (n.lineno, n.col_offset)):
+            if self.rng.random() >= 0.85 or node.lineno < self.free:
+                continue
+            line = self.lines[node.lineno - 1]
+            col = _char_col(line, node.col_offset)
+            if line[col:col + len(node.id)] == node.id:
+                pad = ", ".join(str(self.rng.randint(0, 9)) for _ in range(self.rng.randint(1, 3)))
+                edits.inline.append((node.lineno, col, col + len(node.id), f"({node.id}, {pad})[0]"))
 
     def _plan_jitter(self, unit: Unit, edits: Edits) -> None:
         text = "".join(self.lines[unit.first - 1: unit.last])
@@ -690,6 +724,15 @@ class Canonical(ast.NodeTransformer):
         if node.id in self.renames:
             node.id = self.renames[node.id]
         return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        value, key = node.value, node.slice
+        if isinstance(node.ctx, ast.Load) and isinstance(value, ast.Tuple) and len(value.elts) >= 2 \
+                and isinstance(value.elts[0], ast.Name) \
+                and all(isinstance(e, ast.Constant) and type(e.value) is int for e in value.elts[1:]) \
+                and isinstance(key, ast.Constant) and type(key.value) is int and key.value == 0:
+            return self.visit(value.elts[0])  # a wrapped name
+        return self.generic_visit(node)
 
     def _is_fresh_store(self, stmt: ast.stmt) -> bool:
         return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
