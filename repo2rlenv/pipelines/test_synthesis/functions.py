@@ -70,8 +70,13 @@ _TEST_DIRS = frozenset({"tests", "test", "testing"})
 _VENDORED_DIRS = frozenset({"vendor", "_vendor", "third_party"})
 # Never package source and possibly huge (virtualenvs, build trees): pruned without being read or counted.
 _PRUNED_DIRS = frozenset({"build", "dist", "venv", "node_modules", "site-packages", "__pycache__"})
-# Top-level names that are never the package even when they carry an __init__.py.
-_NON_SOURCE_TOP = frozenset({"docs", "doc", "examples", "example", "setup.py", "conftest.py", "noxfile.py"})
+# Top-level names that are never the package even when they carry an __init__.py. A `tests/__init__.py`
+# must not make a single-module library (xmltodict.py beside tests/) look like a repo with a package.
+_NON_SOURCE_TOP = frozenset({
+    "docs", "doc", "examples", "example", "benchmarks", "benchmark", "scripts", "tools",
+    "setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "versioneer.py",
+    *_TEST_DIRS, *_VENDORED_DIRS,
+})
 _GENERATED_HEADER = re.compile(r"\bgenerated\b|do not edit", re.IGNORECASE)
 # Statements and the clauses that hold statements (`except`, `case`): what a walk over blocks descends into.
 _BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)

@@ -231,6 +231,16 @@ def test_discover_functions_single_module_layout(tmp_path: Path) -> None:
     assert skipped == {"not_package_source": 1, "test_code": 1}
 
 
+def test_discover_functions_single_module_beside_a_test_package(tmp_path: Path) -> None:
+    # tests/ with an __init__.py is not the library's package: the top-level module is.
+    body = "def f(a):\n    x = a\n    return x\n"
+    repo = _write(tmp_path, {"tool.py": body, "tests/__init__.py": "", "tests/test_tool.py": body,
+                             "versioneer.py": body, "benchmarks/__init__.py": "", "benchmarks/b.py": body})
+    found, skipped = discover_functions(repo)
+    assert [(f.path, f.module) for f in found] == [("tool.py", "tool")]
+    assert skipped == {"not_package_source": 3, "test_code": 2}
+
+
 def test_discover_functions_explicit_import_roots(tmp_path: Path) -> None:
     body = "def f(a):\n    x = a\n    return x\n"
     repo = _write(tmp_path, {"lib/pkg/__init__.py": "", "lib/pkg/mod.py": body, "lib/single.py": body})
