@@ -115,13 +115,16 @@ class Task:
 
 
 def build_task(root: Path, submission: str | None, *, python: str, siblings: int = 0,
-               broken: tuple[str, str] = BROKEN, flat: bool = False, **config: Any) -> Task:
+               broken: tuple[str, str] = BROKEN, flat: bool = False, extra_files: dict[str, str] | None = None,
+               **config: Any) -> Task:
     """Write workspace, tests dir and logs dir under `root`; `config` overrides VerifierConfig fields.
 
-    `flat`: the package at the repo root (import root "") instead of under src/.
+    `flat`: the package at the repo root (import root "") instead of under src/. `extra_files`: more repo
+    files (relative path → text), e.g. the repo's own pytest configuration.
     """
     workspace, tests_dir, logs_dir = root / "workspace", root / "tests", root / "logs"
     files = {(rel.removeprefix("src/") if flat else rel): text for rel, text in FILES.items()}
+    files.update(extra_files or {})
     target = TARGET.removeprefix("src/") if flat else TARGET
     for rel, text in files.items():
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -83,6 +83,17 @@ def test_flat_layout_with_the_repo_root_as_import_root(make_task, kit):
     assert (details["reward"], details["target"]) == (1.0, "shopcalc/pricing.py::apply_discount")
 
 
+@pytest.mark.parametrize("config_file, text", [
+    ("pytest.ini", "[pytest]\nfilterwarnings =\n    error\n"),
+    ("pyproject.toml", "[tool.pytest.ini_options]\nfilterwarnings = ['error']\naddopts = '-W error'\n"),
+])
+def test_a_repo_that_turns_warnings_into_errors_still_grades(make_task, kit, config_file, text):
+    # The zygote imports the verifier's plugin before pytest starts; pytest must not warn that it cannot
+    # rewrite it, or a repo's `filterwarnings = error` crashes every run (python-slugify did).
+    details = make_task(kit.GOOD_TEST, extra_files={config_file: text}).score()
+    assert details["reward"] == 1.0, details["reason"]
+
+
 def test_runs_happen_as_unprivileged_uids_of_their_own(make_task):
     # Every run as a uid of its own (none root, none shared, none an account's), with no groups.
     task = make_task("import os\n\n\ndef test_uid():\n    assert os.getuid() == os.getgid() != 0\n"

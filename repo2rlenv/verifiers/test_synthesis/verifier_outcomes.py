@@ -1,5 +1,8 @@
 """The pytest plugin of a graded run: what was collected, and each case's outcome as pytest decides it.
 
+PYTEST_DONT_REWRITE: the zygote imports this module before pytest starts, and pytest would otherwise warn that
+it cannot rewrite it, which a repo's `filterwarnings = error` turns into a crash of every run.
+
 Loaded with `-p verifier_outcomes` from the boot dir; the run process sets `FD` (a file it opened in the
 run's output dir) before pytest starts. It writes JSON lines:
 
