@@ -89,3 +89,25 @@ def test_discovery_builds_an_environment_the_suite_can_use(rule, tmp_path, docke
                     "git": False}
     expected_image = "repo2rlenv-base:trixie" if rule == "requires-python" else "repo2rlenv-base:bookworm"
     assert sandbox.plan is not None and sandbox.plan.base_image == expected_image
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["setuptools-scm", "versioneer"])
+def test_the_local_venv_is_built_with_the_same_plan(rule, tmp_path):
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    files, dist, modules, version = PROJECTS[rule]
+    root = tmp_path / rule
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    sandbox = LocalSandbox(limits=Limits(timeout_sec=120, memory_mb=2048), cache_dir=tmp_path / "cache",
+                           version_hint="1.2.3")
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        session.write_files({f"{session.scratch}/probe.py": PROBE})
+        res = session.exec([session.python, f"{session.scratch}/probe.py", dist, *modules], timeout=60)
+    assert res.exit_code == 0, res.tail()
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert (seen["version"], seen["imports"], seen["pretend"]) == (version, modules, [])
+    assert not any((tmp_path / "cache").rglob(".git"))  # the tagged repository lived for the install only
