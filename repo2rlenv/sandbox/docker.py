@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.errors import SandboxError, SandboxUnavailable
-from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
+from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, build_failure, scrub_env
 from repo2rlenv.sandbox.dockerfile import VENV_PYTHON
 from repo2rlenv.sandbox.dockerfile import render_dockerfile as _render
 from repo2rlenv.sandbox.environments import environment_plan, file_hashes
@@ -99,10 +99,10 @@ def _build(client: Any, context: bytes, tag: str, tag_name: str) -> None:
         client.images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True,
                             forcerm=True, network_mode="host", labels={LABEL: "sandbox"})
     except Exception as exc:
-        log = getattr(exc, "build_log", None) or []
-        lines = [str(item.get("stream", item.get("error", ""))).strip() for item in log if isinstance(item, dict)]
-        tail = " | ".join(line for line in lines if line)[-600:]
-        raise SandboxError(f"building the sandbox image for {tag_name} failed: {tail or exc}") from exc
+        log = getattr(exc, "build_log", None) or []  # an iterator: read it once, whole
+        text = "".join(str(item.get("stream", item.get("error", "")) or "") + ("\n" if "error" in item else "")
+                       for item in log if isinstance(item, dict))
+        raise build_failure(f"building the sandbox image for {tag_name} failed", text or str(exc)) from exc
 
 
 def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,

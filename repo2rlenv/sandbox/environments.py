@@ -40,6 +40,12 @@ _PYTEST_PIN = re.compile(r"^\s*pytest\s*(?:\[[^\]]*\])?\s*==\s*([\w.!+-]+)\s*(?:
 class EnvironmentBuildError(SandboxError):
     """The environment of a dependency spec could not be built (its dependencies do not install)."""
 
+    @classmethod
+    def of(cls, cause: SandboxError | str, output: str = "") -> "EnvironmentBuildError":
+        err = cls(str(cause))
+        err.output = getattr(cause, "output", "") or output  # the whole build log travels with it
+        return err
+
 
 @runtime_checkable
 class KeyedEnvironments(Protocol):
@@ -145,6 +151,7 @@ class EnvironmentPool:
     sandbox: Sandbox
     records: dict[str, EnvironmentRecord] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    failure_output: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.sandbox, KeyedEnvironments):
@@ -166,14 +173,15 @@ class EnvironmentPool:
         """
         key, plan = self.key_for(tree_dir)
         if key in self.failures:
-            raise EnvironmentBuildError(self.failures[key])
+            raise EnvironmentBuildError.of(self.failures[key], self.failure_output.get(key, ""))
         record = self.records.get(key)
         if record is None:
             try:
                 handle = self._backend.build_environment(key, tree_dir, plan)
             except SandboxError as exc:
                 self.failures[key] = str(exc)
-                raise EnvironmentBuildError(str(exc)) from exc
+                self.failure_output[key] = getattr(exc, "output", "") or ""
+                raise EnvironmentBuildError.of(exc) from exc
             record = self.records[key] = EnvironmentRecord(key=key, handle=handle, built_from=tree_dir.name)
         session = self._backend.open_environment(record.handle, tree_dir)
         record.sessions += 1

@@ -27,7 +27,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.discovery.python import BASE_IMAGES
 from repo2rlenv.errors import SandboxError
-from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
+from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, build_failure, scrub_env
 from repo2rlenv.sandbox.install import InstallPlan, install_steps, plan_install
 
 WARNING = ("local sandbox: isolation is process-level only (own process group, rlimits, scrubbed "
@@ -178,8 +178,8 @@ class LocalSandbox:
             for step in steps:
                 proc = subprocess.run(step, cwd=source, env=env, capture_output=True, text=True)
                 if proc.returncode != 0:
-                    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                    raise SandboxError(f"preparing the local venv failed at `{' '.join(step[-3:])}`: {' | '.join(tail)}")
+                    raise build_failure(f"preparing the local venv failed at `{' '.join(step[-3:])}`",
+                                        (proc.stdout or "") + (proc.stderr or ""))
             (home / ".ready").write_text("ok\n")
         return venv
 
