@@ -18,7 +18,7 @@ from repo2rlenv.discovery.backend import VersionSource, detect_version_source
 from repo2rlenv.discovery.plugins import discover_plugins
 from repo2rlenv.discovery.project import Project, normalize_name
 from repo2rlenv.discovery.python import choose_python
-from repo2rlenv.discovery.requirements import Dep, Dropped
+from repo2rlenv.discovery.requirements import Dep, Dropped, applies_here, requirement_name
 from repo2rlenv.discovery.testdeps import discover_test_deps
 from repo2rlenv.discovery.version import choose_version
 
@@ -122,12 +122,14 @@ def plan_install(root: Path, *, version_hint: str | None = None, base_image: str
                                            "git_tag": source.git_tag if source.git_tag and _SAFE_VALUE.match(
                                                source.git_tag) else None})
     deps = discover_test_deps(project)
-    declared = {normalize_name(d.spec.split("[")[0]) for d in deps.requirements}
+    choice = choose_python(project.requires_python, base_image)
+    # A requirement whose marker excludes this Python (`hypothesis; python_version < '3.8'`) declares
+    # nothing here: a test file importing it still needs it.
+    declared = {requirement_name(d.spec) for d in deps.requirements if applies_here(d.spec, choice.python)}
     declared |= {normalize_name(n) for n in _runtime_names(project)}
     if project.name:
         declared.add(normalize_name(project.name))
     plugins = discover_plugins(project, declared | {"pytest", "coverage"})
-    choice = choose_python(project.requires_python, base_image)
 
     specs = [d.spec for d in deps.requirements] + [d.spec for d in plugins]
     installs: list[list[str]] = []

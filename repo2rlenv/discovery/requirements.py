@@ -55,6 +55,27 @@ _OPTION_REASONS = (
 )
 
 
+def applies_here(spec: str, python: str) -> bool:
+    """Whether requirement `spec` installs at all under `python` (its environment marker holds)."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return False
+    if req.marker is None:
+        return True
+    short = ".".join(python.split(".")[:2])
+    return req.marker.evaluate({"python_version": short, "python_full_version": python,
+                                "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+                                "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                                "extra": ""})
+
+
+def requirement_name(spec: str) -> str:
+    """The normalised distribution name of a requirement line (its text up to the first non-name char)."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+    return normalize_name(match[1]) if match else ""
+
+
 def strip_comment(line: str) -> str:
     line = re.sub(r"(^|\s)#.*$", "", line).strip()
     return re.sub(r"\s--hash[= ]\S+", "", line).strip()  # hash-pinned lock files

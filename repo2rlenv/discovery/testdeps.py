@@ -19,7 +19,14 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.discovery.project import Project, dig, normalize_name
-from repo2rlenv.discovery.requirements import Dep, Dropped, classify, logical_lines, read_requirement_file
+from repo2rlenv.discovery.requirements import (
+    Dep,
+    Dropped,
+    classify,
+    logical_lines,
+    read_requirement_file,
+    requirement_name,
+)
 
 # Names under which projects keep test dependencies (extras, groups, envs), best first; the dev names
 # are used only when no test name exists, because they tend to carry linters and docs tools too.
@@ -32,6 +39,13 @@ TEST_FILE_GLOBS = ("requirements*test*.txt", "test*requirements*.txt", "requirem
                    "ci/requirements*test*.txt")
 DEV_FILE_GLOBS = ("requirements*dev*.txt", "dev*requirements*.txt", "requirements/dev*.txt")
 RUNTIME_FILES = ("requirements.txt",)
+# Tools that dev groups and files carry but no test run imports (linters, type stubs, docs, release
+# tooling): each one is minutes of install and a chance to fail for nothing. Matched on the normalised
+# name; a `*` suffix matches a prefix.
+NOT_FOR_TESTS = ("ruff", "black", "flake8*", "isort", "pylint", "pycodestyle", "pydocstyle", "autopep8",
+                 "pre-commit", "codespell", "docformatter", "pyright", "types-*", "sphinx*", "furo", "mkdocs*",
+                 "myst-parser", "twine", "towncrier", "reno", "bump2version", "bumpversion", "commitizen",
+                 "check-manifest", "tox", "tox-*", "nox", "hatch", "poethepoet", "pip-tools", "uv")
 # tox environments whose settings are the test run's (besides the base [testenv]).
 TOX_ENVS = ("testenv", "testenv:py", "testenv:py3", "testenv:test", "testenv:tests", "testenv:pytest",
             "testenv:unit")
@@ -66,7 +80,11 @@ class _Collector:
     def add_line(self, line: str, source: str) -> None:
         meaning = classify(line, self.project.name)
         if meaning.kind == "req":
-            key = normalize_name(re.split(r"[\s\[<>=!~;@(]", str(meaning.value), maxsplit=1)[0])
+            key = requirement_name(str(meaning.value))
+            if _not_for_tests(key):
+                self.dropped.append(Dropped(spec=line.strip(), source=source,
+                                            reason="a lint/docs/release tool, not needed to run the tests"))
+                return
             self.requirements.setdefault(key, Dep(spec=str(meaning.value), source=source))
         elif meaning.kind == "extras":
             for extra in meaning.value:
@@ -85,6 +103,10 @@ class _Collector:
         self.files += [f for f in files if f not in self.files]
         for line in lines:
             self.add_line(line, f"{rel}" if source is None else f"{source} → {rel}")
+
+
+def _not_for_tests(name: str) -> bool:
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in NOT_FOR_TESTS)
 
 
 def _pick(names: list[str]) -> list[str]:

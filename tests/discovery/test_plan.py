@@ -69,3 +69,11 @@ def test_a_static_version_needs_no_build_step(write_tree):
     plan = plan_install(write_tree({"pyproject.toml": '[project]\nname = "s"\nversion = "1"\n'}), version_hint="9")
     assert plan.build_env == {} and plan.git_tag is None
     assert install_steps(plan, "/py")[0] == ["/py", "-m", "pip", "install", "-q", "-e", "."]
+
+
+def test_a_requirement_excluded_by_its_marker_does_not_count_as_declared(write_tree):
+    root = write_tree({"setup.py": "from setuptools import setup\nsetup(name='m', version='1')\n",
+                       "requirements.txt": "hypothesis==3.1.0 ; python_version < '3.8'\npytest-mock>=3\n",
+                       "tests/test_a.py": "import hypothesis\ndef test_x(mocker):\n    pass\n"})
+    plan = plan_install(root)
+    assert [d.spec for d in plan.plugins] == ["hypothesis"]  # pytest-mock>=3 is declared, by name

@@ -142,3 +142,11 @@ def test_an_extra_the_project_lacks_is_dropped_with_the_reason(write_tree):
 def test_the_source_table_names_are_unique():
     names = [name for name, _ in SOURCES]
     assert len(names) == len(set(names))
+
+
+def test_lint_docs_and_release_tools_are_left_out_with_the_reason(write_tree):
+    _, reqs, dropped, _ = _found(write_tree, {"pyproject.toml": PROJECT + '[dependency-groups]\ndev = ["pytest", '
+                                              '"ruff>=0.5", "Sphinx", "types-requests", "pre_commit", "mypy"]\n'})
+    assert reqs == [("pytest", "pyproject.toml [dependency-groups] dev"), ("mypy", "pyproject.toml [dependency-groups] dev")]
+    assert [spec for spec, _ in dropped] == ["ruff>=0.5", "Sphinx", "types-requests", "pre_commit"]
+    assert {reason for _, reason in dropped} == {"a lint/docs/release tool, not needed to run the tests"}
