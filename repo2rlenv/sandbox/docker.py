@@ -93,16 +93,20 @@ def _image_exists(client: Any, tag: str) -> bool:
         return False
 
 
+def build_log_text(exc: BaseException) -> str:
+    """The whole log of a failed `images.build` (the SDK's build_log is an iterator: read it once, here)."""
+    log = getattr(exc, "build_log", None) or []
+    return "".join(str(item.get("stream", item.get("error", "")) or "") + ("\n" if "error" in item else "")
+                   for item in log if isinstance(item, dict)) or str(exc)
+
+
 def _build(client: Any, context: bytes, tag: str, tag_name: str) -> None:
     try:
         # Builds reach the package index through the host network; runs never have a network.
         client.images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True,
                             forcerm=True, network_mode="host", labels={LABEL: "sandbox"})
     except Exception as exc:
-        log = getattr(exc, "build_log", None) or []  # an iterator: read it once, whole
-        text = "".join(str(item.get("stream", item.get("error", "")) or "") + ("\n" if "error" in item else "")
-                       for item in log if isinstance(item, dict))
-        raise build_failure(f"building the sandbox image for {tag_name} failed", text or str(exc)) from exc
+        raise build_failure(f"building the sandbox image for {tag_name} failed", build_log_text(exc)) from exc
 
 
 def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,
