@@ -145,7 +145,10 @@ VERSION_RULES: tuple[VersionRule, ...] = (
     VersionRule("pdm-backend scm", _pdm_scm, lambda p, v: {"PDM_BUILD_SCM_VERSION": v}),
     VersionRule("flit-scm", _flit_scm, lambda p, v: _scm_env(p, v, global_too=True)),
     VersionRule("poetry-dynamic-versioning", _poetry_dynamic, lambda p, v: {"POETRY_DYNAMIC_VERSIONING_BYPASS": v}),
-    VersionRule("setuptools-scm", _setuptools_scm, lambda p, v: _scm_env(p, v, global_too=False)),
+    # A name set only in setup.cfg/setup.py is not yet known when setuptools-scm < 8 reads its variables
+    # (python-dateutil: LookupError despite the _FOR_ form), so legacy configurations get the global one.
+    VersionRule("setuptools-scm", _setuptools_scm,
+                lambda p, v: _scm_env(p, v, global_too=not isinstance(p.project_table.get("name"), str))),
     # No variable reaches these; they read `git describe`, so they get a repository holding one tag.
     VersionRule("versioneer", _versioneer, _no_env, lambda p, v: _versioneer_prefix(p) + v),
     VersionRule("versioningit", _versioningit, _no_env, lambda p, v: "v" + v),

@@ -20,10 +20,10 @@ CASES = [
                         + '[project]\nname = "scm-pkg"\ndynamic = ["version"]\n[tool.setuptools_scm]\n'},
      {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_SCM_PKG": "2.0"}, None),
     ("setuptools-scm", {"setup.py": "from setuptools import setup\nsetup(name='old', use_scm_version=True)\n"},
-     {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_OLD": "2.0"}, None),
+     {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_OLD": "2.0", "SETUPTOOLS_SCM_PRETEND_VERSION": "2.0"}, None),
     ("setuptools-scm", {"setup.cfg": "[metadata]\nname = cfgpkg\n[options]\nsetup_requires =\n    setuptools_scm\n",
                         "setup.py": "from setuptools import setup\nsetup()\n"},
-     {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_CFGPKG": "2.0"}, None),
+     {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_CFGPKG": "2.0", "SETUPTOOLS_SCM_PRETEND_VERSION": "2.0"}, None),
     # A name only computed at run time: the global form is all that can reach setuptools-scm.
     ("setuptools-scm", {"setup.py": "from setuptools import setup\nsetup(name=NAME, use_scm_version=True)\n"},
      {"SETUPTOOLS_SCM_PRETEND_VERSION": "2.0"}, None),
