@@ -11,7 +11,7 @@ import ast
 import configparser
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -68,13 +68,9 @@ class Project:
     """The packaging facts of the snapshot at `root` (parsed lazily, each file once)."""
 
     root: Path
-    read: set[str] = field(default_factory=set)  # files a rule looked at and found (they decide the plan)
 
     def _file(self, rel: str) -> Path:
-        path = self.root / rel
-        if path.is_file():
-            self.read.add(rel)
-        return path
+        return self.root / rel
 
     @cached_property
     def pyproject(self) -> dict[str, Any]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -296,7 +295,6 @@ def _nox(c: _Collector) -> None:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except SyntaxError:
         return
-    c.project.read.add("noxfile.py")
     # Module-level literal lists (`TEST_DEPS = ["pytest", …]`) that `session.install(*TEST_DEPS)` spreads.
     consts: dict[str, list[str]] = {}
     for node in tree.body:
