@@ -5,6 +5,9 @@ In order: the latest tag reachable from the commit (when the source is a git rep
 archive support), an sdist's PKG-INFO, else 0.0.0. A real version matters beyond cosmetics: a test
 dependency that requires the project itself (a plugin of the project under test) would otherwise make pip
 replace the editable install with a release from the index.
+
+The hint is computed once per run for the ref (generate.py); trees of older commits in a commit-pair run
+are told the same version, which keeps them sharing environments and is close enough for a build.
 """
 
 from __future__ import annotations
