@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.errors import ConfigError
 
 SandboxChoice = Literal["auto", "docker", "local"]
+# The image when a caller needs one name; `generate` picks per repo from requires-python
+# (repo2rlenv/discovery/python.py keeps the table image → Python) unless --base-image is given.
 DEFAULT_BASE_IMAGE = "repo2rlenv-base:bookworm"
 
 
@@ -29,7 +31,8 @@ class GenerateConfig(BaseModel):
     ref: str | None = Field(None, description="Branch, tag or commit; default: the repo's HEAD.")
     out: Path = Field(Path("r2e-out"), description="Dataset directory to write tasks into.")
     sandbox: SandboxChoice = Field("auto", description="Where untrusted code runs.")
-    base_image: str = Field(DEFAULT_BASE_IMAGE, description="Image every task and sandbox image starts FROM.")
+    base_image: str | None = Field(None, description="Image every task and sandbox image starts FROM; "
+                                   "default: chosen from the repo's requires-python (bookworm 3.11, trixie 3.13).")
     ca_bundle: Path | None = Field(None, description="PEM bundle trusted inside image builds (TLS proxies).")
     llm: str | None = Field(None, description="litellm model id, e.g. openai/gpt-4o-mini; none = no model.")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible base URL for the model.")

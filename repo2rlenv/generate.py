@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from repo2rlenv.config import GenerateConfig, validate_options
+from repo2rlenv.discovery.version import describe_tag
 from repo2rlenv.errors import ConfigError
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.registry import get_pipeline
@@ -37,8 +38,11 @@ def run_generate(config: GenerateConfig, reporter: Reporter) -> PipelineResult:
         cpus=getattr(options, "cpus", 1.0),
         pids=getattr(options, "pids", 512),
     )
+    # The ref's latest tag is the version VCS build backends are told on the snapshot (discovery/version.py).
+    version_hint = describe_tag(source.path, commit) if source.has_git and commit else None
     sandbox = choose_sandbox(config.sandbox, base_image=config.base_image, limits=limits, cache_dir=cache_dir,
-                             tag_name=source.slug, ca_bundle=config.ca_bundle, warn=reporter.warn)
+                             tag_name=source.slug, ca_bundle=config.ca_bundle, warn=reporter.warn,
+                             version_hint=version_hint)
     work = Path(tempfile.mkdtemp(prefix="r2e-work-"))
     try:
         ctx = RunContext(config=config, source=source, commit=commit, sandbox=sandbox, out_dir=config.out,

@@ -68,9 +68,10 @@ def build_task_image(client: Any, task: TaskPaths) -> str:
         client.images.build(path=str(task.environment), tag=tag, rm=True, forcerm=True, network_mode="host",
                             labels={LABEL: "task"})
     except Exception as exc:
-        log = getattr(exc, "build_log", None) or []
-        tail = " | ".join(str(i.get("stream", i.get("error", ""))).strip() for i in log if isinstance(i, dict))
-        raise SandboxError(f"building {task.root.name}'s environment failed: {tail[-500:] or exc}") from exc
+        from repo2rlenv.sandbox.base import build_failure
+        from repo2rlenv.sandbox.docker import build_log_text
+
+        raise build_failure(f"building {task.root.name}'s environment failed", build_log_text(exc)) from exc
     return tag
 
 

@@ -5,17 +5,24 @@
 # registry, so the image is made from Debian packages with debootstrap and `docker import`, then
 # finished with a small `docker build` that installs pytest and coverage into /opt/venv.
 #
-# Usage: scripts/build_base_image.sh [--tag TAG] [--ca-bundle FILE] [--suite bookworm] [--mirror URL]
+# Two suites are supported, one per Python the install plan can ask for (repo2rlenv/discovery/python.py
+# keeps the table image -> Python): bookworm (Python 3.11, the default) and trixie (Python 3.13), picked
+# automatically from a repo's requires-python.
+#
+# Usage: scripts/build_base_image.sh [--suite bookworm|trixie] [--tag TAG] [--ca-bundle FILE] [--mirror URL]
 #                                    [--podman] [--force]
+#   --suite SUITE     Debian suite; the tag defaults to repo2rlenv-base:SUITE
+#   --mirror URL      Debian mirror (default: $DEBIAN_MIRROR if set, else debootstrap's own default)
 #   --ca-bundle FILE  trust this PEM bundle inside the image (TLS-intercepting proxies); default: the
 #                     bundle named by PIP_CERT / REQUESTS_CA_BUNDLE / SSL_CERT_FILE when one is set
 #   --podman          also import the finished image into podman's store (for `harbor run -e podman`)
 #   --force           rebuild even when TAG already exists
 set -euo pipefail
 
-tag="repo2rlenv-base:bookworm"
+tag=""
 suite="bookworm"
-mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# No mirror host is written here: debootstrap picks its default unless one is asked for.
+mirror="${DEBIAN_MIRROR:-}"
 ca_bundle="${PIP_CERT:-${REQUESTS_CA_BUNDLE:-${SSL_CERT_FILE:-}}}"
 to_podman=0
 force=0
@@ -27,10 +34,14 @@ while [ $# -gt 0 ]; do
     --mirror) mirror="$2"; shift 2 ;;
     --podman) to_podman=1; shift ;;
     --force) force=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "build_base_image.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
+
+tag="${tag:-repo2rlenv-base:$suite}"
+# Bump when the image's contents change: an image built by an older recipe is rebuilt, not reused.
+recipe=2
 
 if [ -n "$ca_bundle" ] && [ ! -f "$ca_bundle" ]; then
   echo "build_base_image.sh: CA bundle not found: $ca_bundle" >&2; exit 2
@@ -38,7 +49,8 @@ fi
 command -v docker >/dev/null || { echo "build_base_image.sh: docker CLI not found" >&2; exit 2; }
 docker info >/dev/null 2>&1 || { echo "build_base_image.sh: no Docker daemon answers (start dockerd)" >&2; exit 2; }
 
-if [ "$force" = 0 ] && docker image inspect "$tag" >/dev/null 2>&1; then
+present=$(docker image inspect -f '{{ index .Config.Labels "repo2rlenv.base-recipe" }}' "$tag" 2>/dev/null || true)
+if [ "$force" = 0 ] && [ "$present" = "$recipe" ]; then
   echo "base image $tag already present"
 else
   command -v debootstrap >/dev/null || { echo "build_base_image.sh: debootstrap not found (apt-get install -y debootstrap)" >&2; exit 2; }
@@ -46,10 +58,14 @@ else
   trap 'rm -rf "$work"' EXIT
   rootfs="$work/rootfs"
   echo "debootstrap $suite into $rootfs (about a minute)"
+  # Besides Python and git: what test suites commonly assume a Debian system has and minbase leaves out —
+  # time zones (zoneinfo tests), locales (setlocale to en_US.UTF-8), a pager (pydoc/help tests) and
+  # /etc/services and /etc/protocols (socket.getservbyname).
   debootstrap --variant=minbase \
-    --include=python3,python3-venv,python3-pip,git,bash,ca-certificates,procps \
-    "$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
+    --include=python3,python3-venv,python3-pip,git,bash,ca-certificates,procps,tzdata,locales,less,netbase \
+    "$suite" "$rootfs" ${mirror:+"$mirror"} >"$work/debootstrap.log" 2>&1 \
     || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
+  printf 'C.UTF-8 UTF-8\nen_US.UTF-8 UTF-8\n' >"$rootfs/etc/locale.gen"
   # Keep the image small: apt lists and caches are not needed at run time.
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
   raw="$tag-rootfs"
@@ -61,6 +77,8 @@ else
   if [ -n "$ca_bundle" ]; then cp "$ca_bundle" "$ctx/extra-ca.pem"; else : >"$ctx/extra-ca.pem"; fi
   cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM $raw
+LABEL repo2rlenv.base-recipe=$recipe repo2rlenv.suite=$suite
+RUN locale-gen >/dev/null
 COPY extra-ca.pem /usr/local/share/ca-certificates/repo2rlenv-extra.crt
 RUN update-ca-certificates >/dev/null 2>&1 || true
 ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \\

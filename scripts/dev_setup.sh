@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-shot, idempotent set-up of a Debian machine for repo2rlenv: system packages, the Python package,
-# a running Docker daemon and the local base image. Used by the README's commands and by .ci/run.
+# a running Docker daemon and the local base images. Used by the README's commands and by .ci/run.
 #
 #   bash scripts/dev_setup.sh            # everything
 #   R2E_SKIP_DOCKER=1 bash scripts/...   # only the Python package (local sandbox only)
@@ -36,7 +36,10 @@ if ! docker info >/dev/null 2>&1; then
   for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
   docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/r2e-dockerd.log" >&2; exit 1; }
 fi
-bash scripts/build_base_image.sh
+# Both base images: the install plan picks trixie (Python 3.13) for repos whose requires-python the
+# bookworm image (Python 3.11) does not satisfy.
+bash scripts/build_base_image.sh --suite bookworm
+bash scripts/build_base_image.sh --suite trixie
 [ "${R2E_SKIP_HARBOR:-0}" = 1 ] && exit 0
 # Real Harbor (podman backend, Python 3.12 venv) for the tests that run tasks the way users will.
 bash scripts/harbor_setup.sh

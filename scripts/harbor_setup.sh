@@ -126,11 +126,17 @@ path.write_text(new)
 print(f"{path}: set [containers] {LINE}")
 PY
 
-# 4. The base image every task Dockerfile starts FROM, in podman's own store (podman cannot see Docker's).
+# 4. The base images task Dockerfiles start FROM, in podman's own store (podman cannot see Docker's):
+#    trixie too, for tasks of repos whose requires-python picked it.
 base="${R2E_BASE_IMAGE:-repo2rlenv-base:bookworm}"
-echo "handing the base image $base to podman"
-bash scripts/build_base_image.sh --tag "$base" --podman || die "scripts/build_base_image.sh --podman failed (is dockerd running? run scripts/dev_setup.sh first)"
-podman image exists "$base" || die "base image $base not in podman's store"
+for suite in bookworm trixie; do
+  image="repo2rlenv-base:$suite"
+  [ "$suite" = bookworm ] && image="$base"
+  echo "handing the base image $image to podman"
+  bash scripts/build_base_image.sh --suite "$suite" --tag "$image" --podman \
+    || die "scripts/build_base_image.sh --podman failed (is dockerd running? run scripts/dev_setup.sh first)"
+  podman image exists "$image" || die "base image $image not in podman's store"
+done
 
 # 5. A smoke test of the whole chain podman needs here (rlimits, storage, the image).
 podman run --rm --network none "$base" /opt/venv/bin/python -c "import pytest" \

@@ -13,6 +13,8 @@ from typing import Literal, Mapping, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo2rlenv.errors import SandboxError
+
 Isolation = Literal["container", "process"]
 
 # Variables whose names look like credentials never enter a sandbox, whatever the caller passes.
@@ -46,6 +48,20 @@ class ExecResult(BaseModel):
         """The last lines of stderr+stdout, for error messages."""
         text = (self.stderr.strip() + "\n" + self.stdout.strip()).strip()
         return "\n".join(text.splitlines()[-lines:])
+
+
+def build_failure(message: str, output: str) -> SandboxError:
+    """A SandboxError whose message is one line naming the cause (the last error line of `output`) and
+    whose `output` holds the whole build log, for the log file the CLI writes."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r"^(error|ERROR|\w*Error\b)", line)]
+    # pip's summary ("error: metadata-generation-failed") says less than the backend's own exception
+    # just above it, so prefer a line naming an exception.
+    named = [line for line in errors if re.match(r"^\w+Error\b", line)]
+    cause = (named or errors or lines or ["no output"])[-1][:300]
+    exc = SandboxError(f"{message}: {cause}")
+    exc.output = output  # read by the CLI's failure report (errors.Repo2RLEnvError.output)
+    return exc
 
 
 def scrub_env(env: Mapping[str, str] | None) -> dict[str, str]:

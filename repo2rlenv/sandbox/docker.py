@@ -16,24 +16,22 @@ import hashlib
 import io
 import json
 import posixpath
-import shlex
 import tarfile
 import threading
 import time
 import uuid
-from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any, Mapping
 
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.errors import SandboxError, SandboxUnavailable
-from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
-from repo2rlenv.sandbox.environments import file_hashes
+from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, build_failure, scrub_env
+from repo2rlenv.sandbox.dockerfile import VENV_PYTHON
+from repo2rlenv.sandbox.dockerfile import render_dockerfile as _render
+from repo2rlenv.sandbox.environments import environment_plan, file_hashes
 from repo2rlenv.sandbox.install import InstallPlan, plan_install
 
 WORKSPACE = "/workspace"
-VENV_PYTHON = "/opt/venv/bin/python"
 LABEL = "repo2rlenv"
 # In an environment image: the files (path → sha256) of the tree it was built from.
 TREE_MANIFEST = "/opt/r2e/tree-files.json"
@@ -57,10 +55,7 @@ def docker_client() -> Any:
 
 def render_dockerfile(base_image: str, plan: InstallPlan) -> str:
     """The sandbox image's Dockerfile for `plan`."""
-    template = resources.files("repo2rlenv.sandbox").joinpath("templates/Dockerfile").read_text()
-    commands = [f"{VENV_PYTHON} -m pip install -q " + " ".join(shlex.quote(a) for a in args)
-                for args in plan.pip_installs]
-    return Template(template).substitute(base_image=base_image, install_commands=" \\\n && ".join(commands))
+    return _render("repo2rlenv.sandbox", "templates/Dockerfile", plan, base_image)
 
 
 def _tar_context(repo_dir: Path, dockerfile: str, ca_bundle: Path | None,
@@ -85,9 +80,9 @@ def _base_id(client: Any, base_image: str) -> str:
     try:
         return client.images.get(base_image).id
     except Exception as exc:
-        raise SandboxUnavailable(
-            f"base image {base_image!r} not found; build it with scripts/build_base_image.sh"
-        ) from exc
+        suite = base_image.rpartition(":")[2] if base_image.startswith("repo2rlenv-base:") else None
+        how = f"scripts/build_base_image.sh --suite {suite}" if suite else "scripts/build_base_image.sh"
+        raise SandboxUnavailable(f"base image {base_image!r} not found; build it with {how}") from exc
 
 
 def _image_exists(client: Any, tag: str) -> bool:
@@ -98,16 +93,20 @@ def _image_exists(client: Any, tag: str) -> bool:
         return False
 
 
+def build_log_text(exc: BaseException) -> str:
+    """The whole log of a failed `images.build` (the SDK's build_log is an iterator: read it once, here)."""
+    log = getattr(exc, "build_log", None) or []
+    return "".join(str(item.get("stream", item.get("error", "")) or "") + ("\n" if "error" in item else "")
+                   for item in log if isinstance(item, dict)) or str(exc)
+
+
 def _build(client: Any, context: bytes, tag: str, tag_name: str) -> None:
     try:
         # Builds reach the package index through the host network; runs never have a network.
         client.images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True,
                             forcerm=True, network_mode="host", labels={LABEL: "sandbox"})
     except Exception as exc:
-        log = getattr(exc, "build_log", None) or []
-        lines = [str(item.get("stream", item.get("error", ""))).strip() for item in log if isinstance(item, dict)]
-        tail = " | ".join(line for line in lines if line)[-600:]
-        raise SandboxError(f"building the sandbox image for {tag_name} failed: {tail or exc}") from exc
+        raise build_failure(f"building the sandbox image for {tag_name} failed", build_log_text(exc)) from exc
 
 
 def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,
@@ -303,9 +302,12 @@ class DockerSandbox:
     isolation = "container"
     network_isolated = True
 
-    def __init__(self, *, base_image: str, limits: Limits, ca_bundle: Path | None = None, tag_name: str = "repo",
-                 client: Any = None):
+    def __init__(self, *, base_image: str | None, limits: Limits, ca_bundle: Path | None = None,
+                 tag_name: str = "repo", client: Any = None, version_hint: str | None = None):
+        # None: each plan picks its image from the repo's requires-python (discovery/python.py).
         self.base_image = base_image
+        # The version of the ref's latest tag, told to VCS build backends (discovery/version.py).
+        self.version_hint = version_hint
         self.limits = limits
         self.ca_bundle = ca_bundle
         self.tag_name = tag_name
@@ -314,9 +316,9 @@ class DockerSandbox:
         self.plan: InstallPlan | None = None
 
     def prepare(self, repo_dir: Path) -> None:
-        self.plan = plan_install(repo_dir)
+        self.plan = plan_install(repo_dir, version_hint=self.version_hint, base_image=self.base_image)
         self.image = build_image(self._client, repo_dir=repo_dir, tag_name=self.tag_name,
-                                 base_image=self.base_image, ca_bundle=self.ca_bundle, plan=self.plan)
+                                 base_image=self.plan.base_image, ca_bundle=self.ca_bundle, plan=self.plan)
 
     def open(self) -> DockerSession:
         if self.image is None:
@@ -325,13 +327,16 @@ class DockerSandbox:
 
     # --- environments keyed by dependency spec (sandbox/environments.py) --------------------------
 
+    def plan_environment(self, tree_dir: Path) -> InstallPlan:
+        return environment_plan(tree_dir, version_hint=self.version_hint, base_image=self.base_image)
+
     def environment_salt(self, plan: InstallPlan) -> str:
         ca = self.ca_bundle.read_text() if self.ca_bundle else ""
-        return _base_id(self._client, self.base_image) + render_dockerfile(self.base_image, plan) + ca
+        return _base_id(self._client, plan.base_image) + render_dockerfile(plan.base_image, plan) + ca
 
     def build_environment(self, key: str, tree_dir: Path, plan: InstallPlan) -> str:
         return build_environment_image(self._client, key=key, repo_dir=tree_dir, tag_name=self.tag_name,
-                                       base_image=self.base_image, ca_bundle=self.ca_bundle, plan=plan)
+                                       base_image=plan.base_image, ca_bundle=self.ca_bundle, plan=plan)
 
     def open_environment(self, handle: str, tree_dir: Path) -> DockerSession:
         session = DockerSession(self._client, handle, self.limits)

@@ -1,8 +1,10 @@
 """Environments keyed by dependency spec: one image (or venv) per distinct set of dependency files.
 
 Older commits can need older dependencies, but most neighbouring commits share their dependency files.
-An environment's key is a digest of the install plan's dependency files (their names and bytes), the
-rendered install commands and what the sandbox adds on its own (base image, interpreter, CA bundle).
+An environment's key is a digest of the install plan's dependency files (their names and bytes),
+everything in the plan that changes what gets built (install commands, build variables such as pretend
+versions, the base image: `InstallPlan.environment_inputs`) and what the sandbox adds on its own (the base
+image's id, interpreter, CA bundle).
 The first tree seen with a key builds the environment; every later tree with the same key starts a
 session of it with its own files swapped into the workspace. Editable installs point at the workspace
 (Docker) or at the build tree's copy (local), and the session's import roots come first on PYTHONPATH
@@ -11,7 +13,7 @@ anyway, so the code under test is always the session's own tree.
 The test runner is the one dependency we add ourselves (`install.TOOL_REQUIREMENTS`), and the one a
 commit's suite is most sensitive to: a suite configured to turn warnings into errors stops collecting
 under a pytest newer than the one it was developed with. So when a tree pins pytest itself (`pytest==X`
-in a requirements file the plan installs, else in its `uv.lock`) the environment uses that version.
+among the test requirements the plan installs, else in its `uv.lock`) the environment uses that version.
 
 Environments are cached twice: in the pool for the run, and by the sandbox under the key (an image tag, a
 venv directory), so a rerun builds nothing it already built. A key whose build failed is remembered for
@@ -21,7 +23,6 @@ the run and fails fast.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -39,10 +40,20 @@ _PYTEST_PIN = re.compile(r"^\s*pytest\s*(?:\[[^\]]*\])?\s*==\s*([\w.!+-]+)\s*(?:
 class EnvironmentBuildError(SandboxError):
     """The environment of a dependency spec could not be built (its dependencies do not install)."""
 
+    @classmethod
+    def of(cls, cause: SandboxError | str, output: str = "") -> "EnvironmentBuildError":
+        err = cls(str(cause))
+        err.output = getattr(cause, "output", "") or output  # the whole build log travels with it
+        return err
+
 
 @runtime_checkable
 class KeyedEnvironments(Protocol):
     """What a sandbox offers to build and open environments by key (Docker and local sandboxes do)."""
+
+    def plan_environment(self, tree_dir: Path) -> InstallPlan:
+        """The plan of `tree_dir` as this sandbox builds it (its --base-image and version hint applied)."""
+        ...
 
     def environment_salt(self, plan: InstallPlan) -> str:
         """What besides the dependency files decides an environment (base image, interpreter, …)."""
@@ -64,12 +75,10 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 
 def pinned_pytest(tree_dir: Path, plan: InstallPlan) -> str | None:
-    """The pytest version `tree_dir` pins: in a requirements file the plan installs, else in uv.lock."""
-    for args in plan.pip_installs:
-        if args[:1] == ["-r"] and (tree_dir / args[1]).is_file():
-            for line in (tree_dir / args[1]).read_text(encoding="utf-8", errors="replace").splitlines():
-                if found := _PYTEST_PIN.match(line.split(" #", 1)[0]):
-                    return found[1]
+    """The pytest version `tree_dir` pins: among the plan's test requirements, else in uv.lock."""
+    for dep in plan.test_requirements:
+        if found := _PYTEST_PIN.match(dep.spec):
+            return found[1]
     lock = tree_dir / "uv.lock"
     if lock.is_file():
         try:
@@ -82,15 +91,15 @@ def pinned_pytest(tree_dir: Path, plan: InstallPlan) -> str | None:
     return None
 
 
-def environment_plan(tree_dir: Path) -> InstallPlan:
+def environment_plan(tree_dir: Path, *, version_hint: str | None = None, base_image: str | None = None) -> InstallPlan:
     """The install plan of `tree_dir`, with its own pytest pin (if any) instead of the tool default."""
-    plan = plan_install(tree_dir)
+    plan = plan_install(tree_dir, version_hint=version_hint, base_image=base_image)
     version = pinned_pytest(tree_dir, plan)
     if version is None:
         return plan
-    installs = [[f"pytest=={version}" if re.match(r"pytest\b(?!-)", arg) else arg for arg in args]
-                for args in plan.pip_installs]
-    return plan.model_copy(update={"pip_installs": installs})
+    # Only the tools step (the last) is ours to change; the repo's own lines already say what they say.
+    tools = [f"pytest=={version}" if re.match(r"pytest\b(?!-)", arg) else arg for arg in plan.pip_installs[-1]]
+    return plan.model_copy(update={"pip_installs": [*plan.pip_installs[:-1], tools]})
 
 
 def dependency_key(tree_dir: Path, plan: InstallPlan, salt: str) -> str:
@@ -98,7 +107,7 @@ def dependency_key(tree_dir: Path, plan: InstallPlan, salt: str) -> str:
     digest = hashlib.sha256()
     for name in sorted(plan.dependency_files):
         digest.update(name.encode() + b"\0" + hashlib.sha256((tree_dir / name).read_bytes()).digest())
-    digest.update(json.dumps(plan.pip_installs).encode() + b"\0" + salt.encode())
+    digest.update(plan.environment_inputs().encode() + b"\0" + salt.encode())
     return digest.hexdigest()[:16]
 
 
@@ -142,6 +151,7 @@ class EnvironmentPool:
     sandbox: Sandbox
     records: dict[str, EnvironmentRecord] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    failure_output: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.sandbox, KeyedEnvironments):
@@ -153,7 +163,7 @@ class EnvironmentPool:
 
     def key_for(self, tree_dir: Path) -> tuple[str, InstallPlan]:
         """The environment key of `tree_dir` and its install plan."""
-        plan = environment_plan(tree_dir)
+        plan = self._backend.plan_environment(tree_dir)
         return dependency_key(tree_dir, plan, self._backend.environment_salt(plan)), plan
 
     def session_for(self, tree_dir: Path) -> EnvSession:
@@ -163,14 +173,15 @@ class EnvironmentPool:
         """
         key, plan = self.key_for(tree_dir)
         if key in self.failures:
-            raise EnvironmentBuildError(self.failures[key])
+            raise EnvironmentBuildError.of(self.failures[key], self.failure_output.get(key, ""))
         record = self.records.get(key)
         if record is None:
             try:
                 handle = self._backend.build_environment(key, tree_dir, plan)
             except SandboxError as exc:
                 self.failures[key] = str(exc)
-                raise EnvironmentBuildError(str(exc)) from exc
+                self.failure_output[key] = getattr(exc, "output", "") or ""
+                raise EnvironmentBuildError.of(exc) from exc
             record = self.records[key] = EnvironmentRecord(key=key, handle=handle, built_from=tree_dir.name)
         session = self._backend.open_environment(record.handle, tree_dir)
         record.sessions += 1

@@ -11,7 +11,6 @@ network namespace (root on Linux) — no network. Say so loudly: this is not a s
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import resource
 import shutil
@@ -23,10 +22,13 @@ import time
 from pathlib import Path
 from typing import Mapping
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from repo2rlenv.digest import tree_digest
+from repo2rlenv.discovery.python import BASE_IMAGES
 from repo2rlenv.errors import SandboxError
-from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, scrub_env
-from repo2rlenv.sandbox.install import InstallPlan, plan_install
+from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, build_failure, scrub_env
+from repo2rlenv.sandbox.install import InstallPlan, install_steps, plan_install
 
 WARNING = ("local sandbox: isolation is process-level only (own process group, rlimits, scrubbed "
            "environment); use --sandbox docker for untrusted repositories")
@@ -140,18 +142,23 @@ class LocalSandbox:
     name = "local"
     isolation = "process"
 
-    def __init__(self, *, limits: Limits, cache_dir: Path, python: str | None = None):
+    def __init__(self, *, limits: Limits, cache_dir: Path, python: str | None = None,
+                 version_hint: str | None = None):
         self.limits = limits
         self.cache_dir = cache_dir
         self.python = python or sys.executable
+        self._python_fixed = python is not None
+        # The version of the ref's latest tag, told to VCS build backends (discovery/version.py).
+        self.version_hint = version_hint
         self.network_isolated = _unshare_works()
         self.plan: InstallPlan | None = None
         self._repo_dir: Path | None = None
         self._venv: Path | None = None
 
     def prepare(self, repo_dir: Path) -> None:
-        self.plan = plan_install(repo_dir)
-        key = hashlib.sha256((tree_digest(repo_dir) + self.python).encode()).hexdigest()[:16]
+        self.plan = plan_install(repo_dir, version_hint=self.version_hint)
+        python = self.interpreter(self.plan)
+        key = hashlib.sha256((tree_digest(repo_dir) + python + self.plan.environment_inputs()).encode()).hexdigest()[:16]
         self._venv = self._build_venv(self.cache_dir / "local-sandboxes" / key, repo_dir, self.plan)
         self._repo_dir = repo_dir
 
@@ -164,16 +171,36 @@ class LocalSandbox:
             # The editable install points at this permanent copy; sessions work on copies of it and put
             # their own import root first on sys.path.
             shutil.copytree(repo_dir, source, symlinks=True)
-            steps = [[self.python, "-m", "venv", str(venv)]]
-            steps += [[str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *args] for args in plan.pip_installs]
+            steps = [[self.interpreter(plan), "-m", "venv", str(venv)]]
+            steps += install_steps(plan, str(venv / "bin" / "python"))
             env = {k: v for k, v in os.environ.items() if k.startswith(("PIP_", "HTTP", "HTTPS", "NO_PROXY", "SSL_", "REQUESTS_")) or k in ("PATH", "HOME")}
+            env.update(plan.build_env)  # pretend versions: this build only, never a session's environment
             for step in steps:
                 proc = subprocess.run(step, cwd=source, env=env, capture_output=True, text=True)
                 if proc.returncode != 0:
-                    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                    raise SandboxError(f"preparing the local venv failed at `{' '.join(step[-3:])}`: {' | '.join(tail)}")
+                    raise build_failure(f"preparing the local venv failed at `{' '.join(step[-3:])}`",
+                                        (proc.stdout or "") + (proc.stderr or ""))
             (home / ".ready").write_text("ok\n")
         return venv
+
+    def interpreter(self, plan: InstallPlan) -> str:
+        """The host Python for `plan`: this one, unless the plan's requires-python picked a newer base
+        image and a `pythonX.Y` of that version is on PATH (a --python given explicitly always wins)."""
+        if self._python_fixed or plan.requires_python is None:
+            return self.python
+        try:
+            spec = SpecifierSet(plan.requires_python)
+        except InvalidSpecifier:
+            return self.python
+        here = ".".join(map(str, sys.version_info[:3]))
+        if spec.contains(here, prereleases=True):
+            return self.python
+        for image in BASE_IMAGES:
+            short = ".".join(image.python.split(".")[:2])
+            if spec.contains(image.python, prereleases=True) and (found := shutil.which(f"python{short}")):
+                return found
+        raise SandboxError(f"the repo needs Python {plan.requires_python} ({plan.python_reason}) and the local "
+                           f"sandbox runs {here}; install a matching python3.X or use --sandbox docker")
 
     @property
     def venv_python(self) -> str:
@@ -188,8 +215,13 @@ class LocalSandbox:
 
     # --- environments keyed by dependency spec (sandbox/environments.py) --------------------------
 
+    def plan_environment(self, tree_dir: Path) -> InstallPlan:
+        from repo2rlenv.sandbox.environments import environment_plan
+
+        return environment_plan(tree_dir, version_hint=self.version_hint)
+
     def environment_salt(self, plan: InstallPlan) -> str:
-        return self.python + json.dumps(plan.pip_installs)
+        return self.interpreter(plan) + plan.environment_inputs()
 
     def build_environment(self, key: str, tree_dir: Path, plan: InstallPlan) -> str:
         return str(self._build_venv(self.cache_dir / "local-envs" / key, tree_dir, plan))

@@ -10,10 +10,18 @@ from repo2rlenv.errors import SandboxUnavailable
 from repo2rlenv.sandbox.base import Limits, Sandbox
 
 
-def choose_sandbox(choice: str, *, base_image: str, limits: Limits, cache_dir: Path, tag_name: str,
-                   ca_bundle: Path | None = None, warn: Callable[[str], None] | None = None) -> Sandbox:
-    """Docker when asked or when a daemon answers (auto); else the local sandbox with a warning."""
+def choose_sandbox(choice: str, *, base_image: str | None, limits: Limits, cache_dir: Path, tag_name: str,
+                   ca_bundle: Path | None = None, warn: Callable[[str], None] | None = None,
+                   version_hint: str | None = None) -> Sandbox:
+    """Docker when asked or when a daemon answers (auto); else the local sandbox with a warning.
+
+    `base_image` None: each install plan picks its base image from the repo's requires-python; the
+    default image must exist for Docker to count as usable. `version_hint`: the version of the ref's
+    latest tag, for VCS build backends."""
+    from repo2rlenv.discovery.python import DEFAULT_IMAGE
     from repo2rlenv.sandbox.local import WARNING, LocalSandbox
+
+    probe = base_image or DEFAULT_IMAGE.tag
 
     say = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
     if choice in ("docker", "auto"):
@@ -22,9 +30,9 @@ def choose_sandbox(choice: str, *, base_image: str, limits: Limits, cache_dir: P
         try:
             client = docker_client()
             # The base image must exist too, or `auto` is not really able to use Docker.
-            client.images.get(base_image)
+            client.images.get(probe)
             return DockerSandbox(base_image=base_image, limits=limits, ca_bundle=ca_bundle, tag_name=tag_name,
-                                 client=client)
+                                 client=client, version_hint=version_hint)
         except SandboxUnavailable:
             if choice == "docker":
                 raise
@@ -32,8 +40,8 @@ def choose_sandbox(choice: str, *, base_image: str, limits: Limits, cache_dir: P
         except Exception:
             if choice == "docker":
                 raise SandboxUnavailable(
-                    f"base image {base_image!r} not found; build it with scripts/build_base_image.sh"
+                    f"base image {probe!r} not found; build it with scripts/build_base_image.sh"
                 ) from None
-            say(f"base image {base_image!r} not found; falling back to the local sandbox")
+            say(f"base image {probe!r} not found; falling back to the local sandbox")
     say(WARNING)
-    return LocalSandbox(limits=limits, cache_dir=cache_dir)
+    return LocalSandbox(limits=limits, cache_dir=cache_dir, version_hint=version_hint)

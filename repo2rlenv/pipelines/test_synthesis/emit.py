@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -30,12 +29,10 @@ from repo2rlenv.pipelines.test_synthesis.task_toml import (
     TestSynthesisMeta,
     VerifierSection,
 )
+from repo2rlenv.sandbox.dockerfile import render_dockerfile
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.taskdir import TaskPaths
 from repo2rlenv.verifiers.test_synthesis.bundle import install_verifier, workspace_manifest
-
-# Sent to the task image's pip so builds do not nag or cache.
-_PIP = "/opt/venv/bin/python -m pip install -q --no-cache-dir"
 
 
 class TaskSpec(BaseModel):
@@ -83,12 +80,10 @@ def _difficulty(cand: Candidate) -> str:
     return "medium" if frac < 0.9 else "hard"
 
 
-def render_dockerfile(base_image: str, plan: InstallPlan) -> str:
-    # The base image already has pytest and coverage in /opt/venv; install only what the repo declares.
-    commands = [f"{_PIP} " + " ".join(shlex.quote(a) for a in args) for args in plan.pip_installs
-                if args[:1] in (["-e"], ["-r"])]
-    return _template("Dockerfile").substitute(
-        base_image=base_image, install_commands=" \\\n && ".join(commands) if commands else "true")
+def render_task_dockerfile(base_image: str, plan: InstallPlan) -> str:
+    """The task image: the same install steps as the sandbox image the task was checked in (the tools
+    line is a no-op on the base image unless the repo pins its own pytest)."""
+    return render_dockerfile("repo2rlenv.harbor_templates", "Dockerfile", plan, base_image)
 
 
 def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
@@ -152,7 +147,7 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
         paths.environment.mkdir()
         shutil.copytree(a_dir, paths.repo, symlinks=True,
                         ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", ".coverage*"))
-        paths.dockerfile.write_text(render_dockerfile(spec.base_image, spec.install))
+        paths.dockerfile.write_text(render_task_dockerfile(spec.base_image, spec.install))
         install_verifier(paths.tests)
         paths.broken_patch.write_text(spec.candidate.diff)
         if spec.sibling_diffs:

@@ -100,7 +100,7 @@ class TestSynthesisPipeline:
                 suite=runner, baseline=baseline, options=options, a_dir=a_dir,
                 tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
-                base_image=ctx.config.base_image, install=plan, validator=self._validator(ctx, options),
+                base_image=plan.base_image, install=plan, validator=self._validator(ctx, options),
                 llm_client=client, gates=gates, siblings_of=_siblings_index(candidates)))
             pairs, rest = split_pairs(options, candidates)
             processed = process_at_commits(

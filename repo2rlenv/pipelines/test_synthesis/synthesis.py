@@ -184,7 +184,7 @@ class Synthesizer:
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
             oracle_source=oracle, oracle_kind=oracle_kind, oracle_attempts=attempts, synthesis_llm=model,
             twin_kinds=list(kinds),
-            verifier_config=config.model_dump(mode="json"), base_image=ctx.base_image, install=ctx.install,
+            verifier_config=config.model_dump(mode="json"), base_image=ctx.install.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],
         )
         task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)

@@ -1,0 +1,177 @@
+"""The install plan: everything discovery found, as one frozen value a user can read.
+
+One plan serves the Docker sandbox image, the local venv and the emitted task's Dockerfile (all three
+render it through `install_steps`), so the agent sees exactly the environment that the gates and the
+oracle were checked in. `describe()` is the plan as a user reads it: one (label, value with its source)
+row per fact.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.discovery.backend import VersionSource, detect_version_source
+from repo2rlenv.discovery.plugins import discover_plugins
+from repo2rlenv.discovery.project import Project, normalize_name
+from repo2rlenv.discovery.python import choose_python
+from repo2rlenv.discovery.requirements import Dep, Dropped, applies_here, requirement_name
+from repo2rlenv.discovery.testdeps import discover_test_deps
+from repo2rlenv.discovery.version import choose_version
+
+# Tools every run needs, whatever the repo declares.
+TOOL_REQUIREMENTS = ("pytest>=8,<10", "coverage>=7.4,<8")
+# Files pip itself reads when installing the project: their bytes decide the environment.
+_PACKAGING_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "PKG-INFO", ".git_archival.txt")
+# What git needs to make the one-commit repository some version sources read (no host identity).
+_GIT_IDENTITY = ("-c", "user.name=repo2rlenv", "-c", "user.email=build@repo2rlenv.invalid",
+                 "-c", "commit.gpgsign=false")
+_SAFE_VALUE = re.compile(r"^[\w.+!-]+$")
+
+
+class InstallPlan(BaseModel):
+    """What to run to make a repo importable and testable, and why (every fact carries its source)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pip_installs: list[list[str]] = Field(description="Each entry: the arguments after `pip install`.")
+    import_roots: list[str] = Field(description="Dirs (relative to the repo root) to put first on sys.path.")
+    installs_project: bool = Field(description="Whether the repo itself is pip-installed (editable).")
+    dependency_files: list[str] = Field(description="Files whose content decides the environment.")
+    project_name: str | None = Field(None, description="The distribution name, when stated literally.")
+    version_source: VersionSource | None = Field(None, description="Build backend and where the version comes from.")
+    version: str = Field("0.0.0", description="The version a VCS backend is told on the snapshot.")
+    version_origin: str = Field("", description="Where `version` came from.")
+    extras: list[Dep] = Field(default_factory=list, description="Extras of the editable install.")
+    test_requirements: list[Dep] = Field(default_factory=list, description="Requirements installed beside it.")
+    plugins: list[Dep] = Field(default_factory=list, description="Undeclared plugins the suite needs.")
+    dropped: list[Dropped] = Field(default_factory=list, description="Declared lines left out, with reasons.")
+    base_image: str = Field("repo2rlenv-base:bookworm", description="The image the environment starts FROM.")
+    python: str = Field("3.11.2", description="That image's Python version.")
+    python_reason: str = Field("", description="Why this image (requires-python, default, --base-image).")
+    requires_python: str | None = Field(None, description="The project's requires-python, as declared.")
+
+    @property
+    def build_env(self) -> dict[str, str]:
+        """Variables set while installing (pretend versions); never part of the runtime environment."""
+        return dict(self.version_source.build_env) if self.version_source else {}
+
+    @property
+    def git_tag(self) -> str | None:
+        return self.version_source.git_tag if self.version_source else None
+
+    def environment_inputs(self) -> str:
+        """Everything in the plan that changes the built environment, as canonical text (for keys)."""
+        return json.dumps({"pip": self.pip_installs, "env": self.build_env, "git_tag": self.git_tag,
+                           "image": self.base_image}, sort_keys=True)
+
+    def describe(self) -> list[tuple[str, str]]:
+        """The plan as a user reads it: (label, value with where it came from)."""
+        rows: list[tuple[str, str]] = []
+        vs = self.version_source
+        rows.append(("project", self.project_name or "(unnamed)" if self.installs_project else "not installable "
+                     "(no setup.py or [build-system]); tests run from the source tree"))
+        if vs is not None:
+            rows.append(("build backend", vs.backend))
+            how = ""
+            if vs.build_env:
+                how = "; set during the install: " + ", ".join(f"{k}={v}" for k, v in sorted(vs.build_env.items()))
+            elif vs.git_tag:
+                how = f"; the install sees a one-commit .git tagged {vs.git_tag}"
+            version = f"{self.version} ({self.version_origin})" if vs.build_env or vs.git_tag else ""
+            rows.append(("version source", f"{vs.kind} — {vs.declared_in}" + (f"; version {version}" if version else "")
+                         + how))
+        rows.append(("python", f"{self.python} in {self.base_image} ({self.python_reason})"))
+        rows += [("extra", f".[{d.spec}] — {d.source}") for d in self.extras]
+        rows += [("test dependency", f"{d.spec} — {d.source}") for d in self.test_requirements]
+        rows += [("plugin", f"{d.spec} — {d.source}") for d in self.plugins]
+        rows += [("dropped", f"{d.spec} — {d.source}: {d.reason}") for d in self.dropped]
+        rows.append(("import roots", ", ".join(r or "." for r in self.import_roots)))
+        rows += [("install", "pip install " + " ".join(args)) for args in self.pip_installs]
+        return rows
+
+
+def detect_import_roots(root: Path) -> list[str]:
+    """`src` for a src layout, else the repo root."""
+    src = root / "src"
+    if src.is_dir() and any(p.suffix == ".py" or (p / "__init__.py").exists() for p in src.iterdir()):
+        return ["src"]
+    return [""]
+
+
+def _safe(env: dict[str, str]) -> dict[str, str]:
+    # Values end up in a Dockerfile ARG line and a shell: versions only ever match this.
+    return {k: v for k, v in env.items() if _SAFE_VALUE.match(v)}
+
+
+def plan_install(root: Path, *, version_hint: str | None = None, base_image: str | None = None) -> InstallPlan:
+    """Decide how to install the repo snapshot at `root`.
+
+    `version_hint`: the version of the latest tag reachable from the snapshot's commit (None when the
+    source has no git). `base_image`: an explicit --base-image; None picks one from requires-python.
+    """
+    project = Project(root)
+    installs_project = project.installable
+    version, origin = choose_version(root, version_hint)
+    source = detect_version_source(project, version) if installs_project else None
+    if source is not None:
+        source = source.model_copy(update={"build_env": _safe(source.build_env),
+                                           "git_tag": source.git_tag if source.git_tag and _SAFE_VALUE.match(
+                                               source.git_tag) else None})
+    deps = discover_test_deps(project)
+    choice = choose_python(project.requires_python, base_image)
+    # A requirement whose marker excludes this Python (`hypothesis; python_version < '3.8'`) declares
+    # nothing here: a test file importing it still needs it.
+    declared = {requirement_name(d.spec) for d in deps.requirements if applies_here(d.spec, choice.python)}
+    declared |= {normalize_name(n) for n in _runtime_names(project)}
+    if project.name:
+        declared.add(normalize_name(project.name))
+    plugins = discover_plugins(project, declared | {"pytest", "coverage"})
+
+    specs = [d.spec for d in deps.requirements] + [d.spec for d in plugins]
+    installs: list[list[str]] = []
+    first: list[str] = []
+    if installs_project:
+        extras = ",".join(d.spec for d in deps.extras)
+        first = ["-e", f".[{extras}]" if extras else "."]
+    first += specs
+    if first:
+        if not choice.satisfied:
+            first.insert(0, "--ignore-requires-python")
+        installs.append(first)
+    installs.append(list(TOOL_REQUIREMENTS))
+    files = sorted({rel for rel in _PACKAGING_FILES if (root / rel).is_file()} | set(deps.files))
+    return InstallPlan(
+        pip_installs=installs, import_roots=detect_import_roots(root), installs_project=installs_project,
+        dependency_files=files, project_name=project.name, version_source=source, version=version,
+        version_origin=origin, extras=deps.extras, test_requirements=deps.requirements, plugins=plugins,
+        dropped=deps.dropped, base_image=choice.image, python=choice.python, python_reason=choice.reason,
+        requires_python=project.requires_python[0] if project.requires_python else None)
+
+
+def _runtime_names(project: Project) -> list[str]:
+    """Names of the project's runtime dependencies (a plugin they already pull in is not added)."""
+    lines = [d for d in project.project_table.get("dependencies") or [] if isinstance(d, str)]
+    lines += project.setup_cfg.get("options", "install_requires", fallback="").splitlines()
+    kw = project.setup_py_kwargs.get("install_requires")
+    lines += [str(x) for x in kw] if isinstance(kw, (list, tuple)) else []
+    names = [m[1] for line in lines if (m := re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line))]
+    poetry = project.pyproject.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    return names + [n for n in poetry if n != "python"] if isinstance(poetry, dict) else names
+
+
+def install_steps(plan: InstallPlan, python: str) -> list[list[str]]:
+    """The argv of each step that installs `plan` with `python`, run in the snapshot's directory with
+    `plan.build_env` set (the Docker images and the local venv run exactly these)."""
+    steps: list[list[str]] = []
+    if plan.git_tag:
+        steps += [["git", "init", "-q"], ["git", "add", "-A"],
+                  ["git", *_GIT_IDENTITY, "commit", "-q", "--allow-empty", "--no-verify", "-m", "snapshot"],
+                  ["git", "tag", plan.git_tag]]
+    steps += [[python, "-m", "pip", "install", "-q", *args] for args in plan.pip_installs]
+    if plan.git_tag:
+        steps.append(["rm", "-rf", ".git"])  # only the install needed it; sessions see the snapshot alone
+    return steps

@@ -1,0 +1,79 @@
+"""The whole plan: what it installs, what decides its environment, and how a user reads it."""
+
+from __future__ import annotations
+
+from repo2rlenv.discovery.plan import TOOL_REQUIREMENTS, install_steps, plan_install
+
+HATCH = ('[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
+         '[project]\nname = "hv"\ndynamic = ["version"]\nrequires-python = ">=3.12"\n'
+         '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.hatch.version]\nsource = "vcs"\n'
+         '[dependency-groups]\ntest = ["freezegun", "-e ../elsewhere"]\n')
+
+
+def test_one_install_of_the_project_with_its_extras_deps_and_plugins(write_tree):
+    root = write_tree({"pyproject.toml": HATCH, "tests/test_a.py": "import hypothesis\n", "src/hv/__init__.py": ""})
+    plan = plan_install(root, version_hint="1.2.3")
+    assert plan.pip_installs == [["-e", ".[test]", "freezegun", "hypothesis"], list(TOOL_REQUIREMENTS)]
+    assert plan.build_env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "1.2.3", "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_HV": "1.2.3"}
+    assert (plan.base_image, plan.python, plan.requires_python) == ("repo2rlenv-base:trixie", "3.13.5", ">=3.12")
+    assert plan.import_roots == ["src"] and plan.dependency_files == ["pyproject.toml"]
+    rows = dict(plan.describe())
+    assert rows["build backend"] == "hatchling.build"
+    assert rows["version source"].startswith("hatch-vcs — pyproject.toml [tool.hatch.version]; version 1.2.3 "
+                                             "(latest git tag reachable from the ref)")
+    assert rows["python"] == "3.13.5 in repo2rlenv-base:trixie (pyproject.toml [project] requires-python >=3.12)"
+    labels = [label for label, _ in plan.describe()]
+    assert {"extra", "test dependency", "plugin", "dropped", "install", "import roots"} <= set(labels)
+    assert ("plugin", "hypothesis — tests/test_a.py imports hypothesis") in plan.describe()
+    assert ("dropped", "-e ../elsewhere — pyproject.toml [dependency-groups] test: an editable install of a path") \
+        in plan.describe()
+
+
+def test_everything_that_changes_the_environment_changes_its_inputs(write_tree):
+    root = write_tree({"pyproject.toml": HATCH})
+    base = plan_install(root, version_hint="1.0").environment_inputs()
+    assert plan_install(root, version_hint="1.0").environment_inputs() == base
+    assert plan_install(root, version_hint="2.0").environment_inputs() != base  # the pretend version
+    assert plan_install(root, version_hint="1.0", base_image="other:1").environment_inputs() != base
+    (root / "tests").mkdir()
+    (root / "tests" / "test_a.py").write_text("def test_x(mocker):\n    pass\n")
+    assert plan_install(root, version_hint="1.0").environment_inputs() != base  # a plugin to install
+
+
+def test_no_image_satisfies_requires_python_so_pip_is_told_to_ignore_it(write_tree):
+    root = write_tree({"pyproject.toml": '[project]\nname = "old"\nversion = "1"\nrequires-python = "<3.8"\n'})
+    plan = plan_install(root)
+    assert plan.pip_installs[0][:2] == ["--ignore-requires-python", "-e"]
+    assert plan.python_reason.startswith("no base image satisfies")
+
+
+def test_a_tree_that_is_not_a_package_installs_only_its_requirements(write_tree):
+    plan = plan_install(write_tree({"requirements-test.txt": "pytest\nsix\n", "test_x.py": ""}))
+    assert not plan.installs_project and plan.version_source is None
+    assert plan.pip_installs == [["pytest", "six"], list(TOOL_REQUIREMENTS)]
+    assert dict(plan.describe())["project"].startswith("not installable")
+
+
+def test_install_steps_give_versioneer_a_tagged_one_commit_repository_and_remove_it(write_tree):
+    root = write_tree({"setup.cfg": "[versioneer]\ntag_prefix = v\n",
+                       "setup.py": "import versioneer\nfrom setuptools import setup\nsetup(name='v')\n"})
+    plan = plan_install(root, version_hint="3.1")
+    steps = install_steps(plan, "/py")
+    assert plan.git_tag == "v3.1" and plan.build_env == {}
+    assert steps[:2] == [["git", "init", "-q"], ["git", "add", "-A"]]
+    assert steps[3] == ["git", "tag", "v3.1"] and steps[-1] == ["rm", "-rf", ".git"]
+    assert [s[:5] for s in steps[4:-1]] == [["/py", "-m", "pip", "install", "-q"]] * 2
+
+
+def test_a_static_version_needs_no_build_step(write_tree):
+    plan = plan_install(write_tree({"pyproject.toml": '[project]\nname = "s"\nversion = "1"\n'}), version_hint="9")
+    assert plan.build_env == {} and plan.git_tag is None
+    assert install_steps(plan, "/py")[0] == ["/py", "-m", "pip", "install", "-q", "-e", "."]
+
+
+def test_a_requirement_excluded_by_its_marker_does_not_count_as_declared(write_tree):
+    root = write_tree({"setup.py": "from setuptools import setup\nsetup(name='m', version='1')\n",
+                       "requirements.txt": "hypothesis==3.1.0 ; python_version < '3.8'\npytest-mock>=3\n",
+                       "tests/test_a.py": "import hypothesis\ndef test_x(mocker):\n    pass\n"})
+    plan = plan_install(root)
+    assert [d.spec for d in plan.plugins] == ["hypothesis"]  # pytest-mock>=3 is declared, by name

@@ -1,0 +1,32 @@
+"""The base images scripts/build_base_image.sh makes: the Python the discovery table promises, and the
+system files test suites assume a Debian system has (time zones, locales, a pager, /etc/services)."""
+
+from __future__ import annotations
+
+import pytest
+
+from repo2rlenv.discovery.python import BASE_IMAGES
+
+PROBE = """\
+import locale, os, shutil, socket, sys, zoneinfo
+zoneinfo.ZoneInfo("Europe/Paris")
+locale.setlocale(locale.LC_ALL, "en_US.UTF-8")
+locale.setlocale(locale.LC_ALL, "C.UTF-8")
+assert shutil.which("less") and shutil.which("git")
+assert socket.getservbyname("http") == 80
+import pytest, coverage
+print("%d.%d.%d" % sys.version_info[:3])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("image", BASE_IMAGES, ids=[b.suite for b in BASE_IMAGES])
+def test_each_base_image_has_its_python_and_the_system_files_suites_expect(image, docker_ready):
+    import docker
+
+    client = docker.from_env()
+    recipe = (client.images.get(image.tag).labels or {}).get("repo2rlenv.base-recipe")
+    # An image from an older recipe lacks the system packages: rebuilding it is the fix.
+    assert recipe == "2", f"{image.tag} is from an older recipe; run scripts/build_base_image.sh --suite {image.suite}"
+    out = client.containers.run(image.tag, ["/opt/venv/bin/python", "-c", PROBE], remove=True, network_mode="none")
+    assert out.decode().strip() == image.python
