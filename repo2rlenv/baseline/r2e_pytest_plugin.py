@@ -4,7 +4,8 @@
   file named by `R2E_OUTCOMES`: the worst of its setup, call and teardown and of every subtest report
   (unittest `subTest`, pytest 9's `subtests` fixture and pytest-subtests report a parent that passed
   besides its failing subtests; one JUnit entry per test misses them). A strict XPASS, an error in setup
-  or teardown and a warning turned into an error all arrive here as failed reports.
+  or teardown and a warning turned into an error all arrive here as failed reports; an xfailed test
+  counts as passed (pytest's verdict: it fails no run), so a B that makes it XPASS(strict) is noticed.
 - Puts each test's exact node id into the JUnit XML as a `r2e_nodeid` property (the fallback reader when
   the outcomes file is missing).
 - Switches coverage.py's context to the node id around each test. coverage's own
@@ -79,6 +80,10 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_runtest_logreport(report):
     if report.when == "call":
         outcome = report.outcome
+        # An expected failure that happened is pytest's pass (it fails no run): an xfailing test is a
+        # gate, which B notices by making it XPASS(strict), reported failed.
+        if outcome == "skipped" and getattr(report, "wasxfail", None) is not None:
+            outcome = "passed"
         # A skipped subtest does not make its test skipped; only a failing one changes the verdict.
         if _is_subtest(report) and outcome == "skipped":
             outcome = "passed"
