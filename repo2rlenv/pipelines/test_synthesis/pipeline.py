@@ -85,6 +85,7 @@ class TestSynthesisPipeline:
             result.details["baseline"] = {
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
+                "needs_network": len(baseline.needs_network), "collection_errors": baseline.collection_errors,
             }
             rep.stage(f"mining candidates ({options.strategy})")
             candidates, skipped, functions = self._mine(ctx, options, a_dir, baseline, plan.import_roots, result)
@@ -288,6 +289,10 @@ class TestSynthesisPipeline:
         rep.info(f"{baseline.total} tests: {len(baseline.stable_passing)} stable passing, "
                  f"{len(baseline.quarantined)} quarantined, {len(baseline.skipped)} skipped "
                  f"({baseline.duration_sec:.1f}s)")
+        if baseline.needs_network:
+            rep.info(f"tests need network: {len(baseline.needs_network)} quarantined (the sandbox has none)")
+        for path, why in sorted(baseline.collection_errors.items()):
+            rep.info(f"  not collected {path}: {why}")
         for nodeid, why in sorted(baseline.quarantined.items()):
             rep.info(f"  quarantined {nodeid}: {why}")
         if rep.verbose:
