@@ -220,3 +220,42 @@ def _setup(config_file: str, table: dict) -> PytestSetup:
     return PytestSetup(config_file=config_file, addopts=addopts, kept_addopts=kept, dropped=dropped,
                        ini_overrides=overrides, testpaths=_words(table.get("testpaths")),
                        python_files=_words(table.get("python_files")), plugins=_plugins(kept))
+
+
+# --- plugins of graded runs -----------------------------------------------------------------------------------
+
+# Installed plugins graded runs never load (the verifier turns autoload off and names the rest with -p):
+# each would change how a run executes or what it counts. Entry-point names → why.
+GRADED_EXCLUDED_PLUGINS: dict[str, str] = {
+    "xdist": "runs cases in other processes, outside the verifier's outcome plugin",
+    "xdist.looponfail": "runs cases in other processes, outside the verifier's outcome plugin",
+    "pytest_cov": "a second coverage object would replace the verifier's coverage recorder",
+    "randomly": "reseeds and reorders; the verifier seeds every run itself (-p no:randomly)",
+    "rerunfailures": "a rerun could turn B's failure into a pass",
+    "pytest_forked": "runs cases in forked processes the run's guard does not follow",
+}
+_LIST_PLUGINS = ("import importlib.metadata as m, json; "
+                 "print(json.dumps(sorted({e.name for e in m.entry_points(group='pytest11')})))")
+
+
+def graded_plugins(python: str, run: Callable[[list[str]], str | None]) -> list[str]:
+    """Entry-point names of the pytest plugins installed in the image, minus `GRADED_EXCLUDED_PLUGINS`:
+    what graded runs load with -p. `run(argv)` runs a command in the image and gives its stdout (None on
+    failure). Data from the image's install, never from the repo's or the agent's files."""
+    import json
+
+    out = run([python, "-c", _LIST_PLUGINS])
+    try:
+        names = json.loads(out.strip().splitlines()[-1]) if out else []
+    except (ValueError, IndexError):
+        return []
+    return [n for n in names if isinstance(n, str) and n not in GRADED_EXCLUDED_PLUGINS]
+
+
+def session_graded_plugins(session) -> list[str]:
+    """`graded_plugins` of a sandbox session's interpreter (the image the task is built like)."""
+    def run(argv: list[str]) -> str | None:
+        res = session.exec(argv, timeout=120)
+        return res.stdout if res.exit_code == 0 else None
+
+    return graded_plugins(session.python, run)

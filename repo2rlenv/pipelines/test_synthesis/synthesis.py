@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -47,6 +47,10 @@ class SynthesisContext:
     llm_client: Any = None  # a repo2rlenv.llm ChatClient when --llm is given
     gates: Any = None  # the run's GateRunner, for sibling mutants
     siblings_of: Callable[[Candidate], list[Candidate]] | None = None  # other candidates of the same function
+    # Files the environment's build wrote into the workspace (generated.py): part of every task's repo.
+    generated: dict[str, str] = field(default_factory=dict)
+    # pytest plugins installed in the environment, loaded with -p in graded runs (pytest_setup.graded_plugins).
+    pytest_plugins: list[str] = field(default_factory=list)
 
 
 def tests_dir(baseline: BaselineReport) -> str:
@@ -212,6 +216,7 @@ class Synthesizer:
             run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
             variants=VariantDiffs(siblings=[f"siblings/{i:02d}.diff" for i in range(1, len(siblings) + 1)]),
             twin_runs=opts.twin_runs, twin_kinds=list(kinds), case_timeout_sec=opts.verifier_case_timeout_sec,
+            pytest_plugins=list(ctx.pytest_plugins),
         )
         spec = TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
@@ -220,6 +225,7 @@ class Synthesizer:
             twin_kinds=list(kinds),
             verifier_config=config.model_dump(mode="json"), base_image=ctx.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],
+            generated_files=ctx.generated,
         )
         task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)
         if ctx.validator is not None:
