@@ -161,7 +161,14 @@ class SuiteRunner:
             except ValueError:
                 results = {}
         return SuiteRun(results=results, exit_code=result.exit_code, timed_out=result.timed_out,
-                        duration_sec=result.duration_sec, output_tail=result.tail(15), collection_errors=errors)
+                        duration_sec=result.duration_sec, output_tail=result.tail(60), collection_errors=errors)
+
+
+def _failed(run: SuiteRun, message: str) -> BaselineError:
+    """The baseline's error, with pytest's own output for the log (`output`, read by the CLI)."""
+    err = BaselineError(message)
+    err.output = run.output_tail  # type: ignore[attr-defined]  # set so on every version of the hierarchy
+    return err
 
 
 def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
@@ -171,16 +178,16 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
     say("running the existing suite with per-test coverage")
     first = runner.run(with_coverage=True, timeout=timeout)
     if first.timed_out:
-        raise BaselineError(f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
+        raise _failed(first, f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
     if first.exit_code == PYTEST_NO_TESTS or not first.results:
         if first.collection_errors and first.exit_code in PYTEST_OK_CODES:
             err = first.collection_errors[0]
-            raise BaselineError(f"pytest collected no test: {len(first.collection_errors)} files failed to "
+            raise _failed(first, f"pytest collected no test: {len(first.collection_errors)} files failed to "
                                 f"collect, first {err.nodeid}: {err.message}")
         if first.exit_code not in PYTEST_OK_CODES + (PYTEST_NO_TESTS,):
-            raise BaselineError(f"pytest could not run the suite (exit {first.exit_code}): "
+            raise _failed(first, f"pytest could not run the suite (exit {first.exit_code}): "
                                 f"{first.output_tail.splitlines()[-1] if first.output_tail else 'no output'}")
-        raise BaselineError("the repository has no tests pytest can collect")
+        raise _failed(first, "the repository has no tests pytest can collect")
     runs = [first]
     for i in range(reruns):
         say(f"rerunning the suite to find flaky tests ({i + 1}/{reruns})")
@@ -205,7 +212,7 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
     stable = sorted(n for n in first.results if n not in quarantined and n not in skipped)
     collect_errors = {e.nodeid: e.message for e in first.collection_errors}
     if not stable:
-        raise BaselineError(f"no test passes at the ref ({len(first.results)} collected, all failing, "
+        raise _failed(first, f"no test passes at the ref ({len(first.results)} collected, all failing, "
                             "flaky or skipped" + (f"; {len(offline)} need the network" if offline else "")
                             + (f"; {len(collect_errors)} files could not be collected, first "
                                f"{next(iter(collect_errors))}: {next(iter(collect_errors.values()))}"
