@@ -2,7 +2,8 @@
 
 Outcomes come from our plugin's report hook (every phase and subtest of a test; `outcomes.py`), with
 pytest's JUnit XML as the fallback, coverage from coverage.py's JSON report with per-test contexts. The
-repo's pytest configuration is honoured, minus what breaks those (`discovery.pytest_setup`). The baseline runs the suite on A once with coverage and then
+repo's pytest configuration is honoured, minus what breaks those (`discovery.pytest_setup`). The
+baseline runs the suite on A once with coverage and then
 `reruns` more times without it: tests that fail or flip are quarantined (never used as gates).
 """
 

@@ -144,7 +144,10 @@ def sanitize_addopts(tokens: list[str]) -> tuple[list[str], dict[str, str]]:
 def _plugins(tokens: list[str]) -> list[str]:
     found = []
     for i, tok in enumerate(tokens):
-        name = tokens[i + 1] if tok == "-p" and i + 1 < len(tokens) else tok[2:] if tok.startswith("-p") and tok != "-p" else None
+        if tok == "-p":
+            name = tokens[i + 1] if i + 1 < len(tokens) else None
+        else:
+            name = tok[2:] if tok.startswith("-p") else None  # `-pasyncio`
         if name and not name.startswith("no:"):
             found.append(name)
     return found
@@ -177,7 +180,8 @@ _SOURCES: tuple[tuple[str, Callable[[str], dict | None]], ...] = (
     (".pytest.ini", lambda t: _ini_section(t, "pytest") or {}),
     ("pytest.toml", lambda t: _toml_table(t, ("pytest",)) or {}),
     (".pytest.toml", lambda t: _toml_table(t, ("pytest",)) or {}),
-    ("pyproject.toml", lambda t: _toml_table(t, ("tool", "pytest", "ini_options")) or _toml_table(t, ("tool", "pytest"))),
+    ("pyproject.toml",
+     lambda t: _toml_table(t, ("tool", "pytest", "ini_options")) or _toml_table(t, ("tool", "pytest"))),
     ("tox.ini", lambda t: _ini_section(t, "pytest")),
     ("setup.cfg", lambda t: _ini_section(t, "tool:pytest")),
 )

@@ -487,7 +487,8 @@ def judge(job, warm, basetemp, exitfirst=False):
         ok, tail = imports_ok(warm, job)
         return dict(result, status="survived" if ok else "import_error", detail=tail or why)
     recorder = Recorder()
-    code = pytest.main([*job["tests"], "-q", "--no-header", f"--rootdir={warm.root}", *_PYTEST_ARGS, *warm.pytest_args,
+    code = pytest.main([*job["tests"], "-q", "--no-header", f"--rootdir={warm.root}", *_PYTEST_ARGS,
+                        *warm.pytest_args,
                         *(["-x"] if exitfirst else []), f"--basetemp={basetemp}"], plugins=[recorder])
     failing = _failing(job["tests"], recorder)
     result.update(failing=failing, exit_code=int(code))

@@ -128,7 +128,8 @@ def read_config(path: Path) -> Config:
         twin_runs=_check("twin_runs", raw["twin_runs"], int),
         twin_kinds=tuple(_check("twin_kinds", k, str) for k in _check("twin_kinds", raw["twin_kinds"], list)),
         case_timeout_sec=float(_check("case_timeout_sec", raw["case_timeout_sec"], (int, float))),
-        pytest_plugins=tuple(_check("pytest_plugins", p, str) for p in _check("pytest_plugins", raw["pytest_plugins"], list)),
+        pytest_plugins=tuple(_check("pytest_plugins", p, str)
+                             for p in _check("pytest_plugins", raw["pytest_plugins"], list)),
     )
     if cfg.reward_mode not in REWARD_MODES:
         raise ValueError(f"config reward_mode {cfg.reward_mode!r} is not one of {REWARD_MODES}")
