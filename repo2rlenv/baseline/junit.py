@@ -25,6 +25,8 @@ class TestResult(BaseModel):
     outcome: Outcome
     duration_sec: float = 0.0
     message: str = Field("", description="First line of the failure/error/skip message.")
+    failure_text: str = Field("", exclude=True,
+                              description="The end of the failure report, read for causes (never stored).")
 
 
 def case_nodeid(case: ET.Element) -> str:

@@ -1,7 +1,9 @@
 """Run a repo's pytest suite inside a sandbox session and read back outcomes and per-test coverage.
 
-Outcomes come from pytest's JUnit XML (with exact node ids from our plugin), coverage from coverage.py's
-JSON report with per-test contexts. The baseline runs the suite on A once with coverage and then
+Outcomes come from our plugin's report hook (every phase and subtest of a test; `outcomes.py`), with
+pytest's JUnit XML as the fallback, coverage from coverage.py's JSON report with per-test contexts. The
+repo's pytest configuration is honoured, minus what breaks those (`discovery.pytest_setup`). The
+baseline runs the suite on A once with coverage and then
 `reruns` more times without it: tests that fail or flip are quarantined (never used as gates).
 """
 
@@ -16,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.baseline.coverage_map import CoverageMap, parse_coverage_json
 from repo2rlenv.baseline.junit import Outcome, TestResult, parse_junit
+from repo2rlenv.baseline.network import NEEDS_NETWORK, needs_network
+from repo2rlenv.baseline.outcomes import CollectionError, parse_outcomes
+from repo2rlenv.discovery.pytest_setup import PytestSetup, read_pytest_config
 from repo2rlenv.errors import BaselineError, SandboxError
 from repo2rlenv.sandbox.base import ExecResult, Session
 
@@ -52,6 +57,7 @@ class SuiteRun(BaseModel):
     duration_sec: float = 0.0
     coverage: CoverageMap | None = None
     output_tail: str = ""
+    collection_errors: list[CollectionError] = Field(default_factory=list)
 
     def passed(self) -> set[str]:
         return {n for n, r in self.results.items() if r.outcome == Outcome.passed}
@@ -65,10 +71,15 @@ class BaselineReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = 1
+    # History: 1 = first version. 2 = needs_network, collection_errors.
+    schema_version: int = 2
     total: int
     stable_passing: list[str] = Field(description="Tests that passed in every baseline run.")
     quarantined: dict[str, str] = Field(description="Test → why it is never used as a gate.")
+    needs_network: list[str] = Field(default_factory=list,
+                                     description="Quarantined tests that failed for want of a network.")
+    collection_errors: dict[str, str] = Field(
+        default_factory=dict, description="Files pytest could not collect → the error; the rest of the suite ran.")
     skipped: list[str] = Field(default_factory=list)
     coverage: CoverageMap
     duration_sec: float
@@ -85,12 +96,21 @@ class BaselineReport(BaseModel):
 class SuiteRunner:
     """Runs pytest in one session, in the workspace or in a copy of it."""
 
-    def __init__(self, session: Session, import_roots: list[str]):
+    def __init__(self, session: Session, import_roots: list[str], pytest_setup: PytestSetup | None = None):
         self.session = session
         self.import_roots = import_roots or [""]
+        self.pytest_setup = pytest_setup if pytest_setup is not None else read_pytest_config(self._read_repo_file)
         self.plugin_dir = posixpath.join(session.scratch, "plugins")
         plugin = resources.files("repo2rlenv.baseline").joinpath(f"{PLUGIN_NAME}.py").read_text()
         session.write_files({posixpath.join(self.plugin_dir, f"{PLUGIN_NAME}.py"): plugin})
+
+    def _read_repo_file(self, rel: str) -> str | None:
+        data = self.session.read_file(posixpath.join(self.session.workspace, rel))
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def pytest_args(self) -> list[str]:
+        """The options every pytest run of this repo gets (the gate worker's too)."""
+        return ["-p", "no:cacheprovider", *self.pytest_setup.args()]
 
     def pythonpath(self, root: str) -> str:
         roots = [posixpath.join(root, r) if r else root for r in self.import_roots]
@@ -102,7 +122,8 @@ class SuiteRunner:
         root = root or self.session.workspace
         run_dir = posixpath.join(self.session.scratch, "runs", uuid.uuid4().hex[:10])
         junit = posixpath.join(run_dir, "junit.xml")
-        pytest_args = ["-m", "pytest", "-p", PLUGIN_NAME, "-p", "no:cacheprovider", f"--rootdir={root}",
+        outcomes = posixpath.join(run_dir, "outcomes.jsonl")
+        pytest_args = ["-m", "pytest", "-p", PLUGIN_NAME, *self.pytest_args(), f"--rootdir={root}",
                        f"--junitxml={junit}", "-o", "junit_family=xunit2", "-q", "--no-header",
                        "-W", "ignore::pytest.PytestAssertRewriteWarning", *(extra_args or []), *(tests or [])]
         files: dict[str, str] = {posixpath.join(run_dir, ".keep"): ""}
@@ -114,9 +135,9 @@ class SuiteRunner:
         else:
             argv = [self.session.python, *pytest_args]
         self.session.write_files(files)
-        env = {"PYTHONPATH": self.pythonpath(root)}
+        env = {"PYTHONPATH": self.pythonpath(root), "R2E_OUTCOMES": outcomes}
         result = self.session.exec(argv, cwd=root, env=env, timeout=timeout)
-        run = self._collect(result, junit)
+        run = self._collect(result, junit, outcomes)
         if with_coverage and not result.timed_out:
             out = posixpath.join(run_dir, "coverage.json")
             rep = self.session.exec([self.session.python, "-m", "coverage", "json", f"--rcfile={rc}",
@@ -128,16 +149,27 @@ class SuiteRunner:
         self.session.exec(["rm", "-rf", run_dir], timeout=30)
         return run
 
-    def _collect(self, result: ExecResult, junit_path: str) -> SuiteRun:
-        data = self.session.read_file(junit_path)
+    def _collect(self, result: ExecResult, junit_path: str, outcomes_path: str) -> SuiteRun:
         results: dict[str, TestResult] = {}
+        errors: list[CollectionError] = []
+        lines = self.session.read_file(outcomes_path)
+        if lines:
+            results, errors = parse_outcomes(lines.decode("utf-8", "replace"))
+        data = None if results or errors else self.session.read_file(junit_path)
         if data:
             try:
                 results = parse_junit(data.decode("utf-8", "replace"))
             except ValueError:
                 results = {}
         return SuiteRun(results=results, exit_code=result.exit_code, timed_out=result.timed_out,
-                        duration_sec=result.duration_sec, output_tail=result.tail(15))
+                        duration_sec=result.duration_sec, output_tail=result.tail(60), collection_errors=errors)
+
+
+def _failed(run: SuiteRun, message: str) -> BaselineError:
+    """The baseline's error, with pytest's own output for the log (`output`, read by the CLI)."""
+    err = BaselineError(message)
+    err.output = run.output_tail  # type: ignore[attr-defined]  # set so on every version of the hierarchy
+    return err
 
 
 def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
@@ -147,17 +179,22 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
     say("running the existing suite with per-test coverage")
     first = runner.run(with_coverage=True, timeout=timeout)
     if first.timed_out:
-        raise BaselineError(f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
+        raise _failed(first, f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
     if first.exit_code == PYTEST_NO_TESTS or not first.results:
+        if first.collection_errors and first.exit_code in PYTEST_OK_CODES:
+            err = first.collection_errors[0]
+            raise _failed(first, f"pytest collected no test: {len(first.collection_errors)} files failed to "
+                                f"collect, first {err.nodeid}: {err.message}")
         if first.exit_code not in PYTEST_OK_CODES + (PYTEST_NO_TESTS,):
-            raise BaselineError(f"pytest could not run the suite (exit {first.exit_code}): "
+            raise _failed(first, f"pytest could not run the suite (exit {first.exit_code}): "
                                 f"{first.output_tail.splitlines()[-1] if first.output_tail else 'no output'}")
-        raise BaselineError("the repository has no tests pytest can collect")
+        raise _failed(first, "the repository has no tests pytest can collect")
     runs = [first]
     for i in range(reruns):
         say(f"rerunning the suite to find flaky tests ({i + 1}/{reruns})")
         runs.append(runner.run(timeout=timeout))
     quarantined: dict[str, str] = {}
+    offline: list[str] = []
     skipped: list[str] = []
     for nodeid, res in first.results.items():
         outcomes = [r.results.get(nodeid).outcome if nodeid in r.results else None for r in runs]
@@ -167,13 +204,22 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
             continue
         elif any(o == Outcome.passed for o in outcomes):
             quarantined[nodeid] = "flaky: outcome changed between baseline runs"
+        elif needs_network(res.failure_text or res.message):
+            # Sandboxes have no network: such a test is not wrong, it cannot be a gate here.
+            quarantined[nodeid] = f"{NEEDS_NETWORK}: {res.message or res.outcome.value}"
+            offline.append(nodeid)
         else:
             quarantined[nodeid] = f"fails at the ref: {res.message or res.outcome.value}"
     stable = sorted(n for n in first.results if n not in quarantined and n not in skipped)
+    collect_errors = {e.nodeid: e.message for e in first.collection_errors}
     if not stable:
-        raise BaselineError(f"no test passes at the ref ({len(first.results)} collected, all failing, "
-                            "flaky or skipped)")
+        raise _failed(first, f"no test passes at the ref ({len(first.results)} collected, all failing, "
+                            "flaky or skipped" + (f"; {len(offline)} need the network" if offline else "")
+                            + (f"; {len(collect_errors)} files could not be collected, first "
+                               f"{next(iter(collect_errors))}: {next(iter(collect_errors.values()))}"
+                               if collect_errors else "") + ")")
     return BaselineReport(total=len(first.results), stable_passing=stable, quarantined=quarantined,
+                          needs_network=sorted(offline), collection_errors=collect_errors,
                           skipped=sorted(skipped), coverage=first.coverage or CoverageMap(),
                           duration_sec=sum(r.duration_sec for r in runs),
                           # Coverage tracing slows tests down several times; a rerun without it is closer

@@ -49,8 +49,22 @@ def test_version_1_is_read_with_its_aprime_diff_dropped(tmp_path):
     raw.update(schema_version=1, variants={"broken": "broken_patch.diff", "aprime": "aprime_patch.diff", "siblings": []})
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 2 and cfg.variants == vc.Variants("broken_patch.diff", ())
-    assert cfg.twin_kinds == vt.KINDS and cfg.twin_runs == 4
+    assert cfg.schema_version == 3 and cfg.variants == vc.Variants("broken_patch.diff", ())
+    assert cfg.twin_kinds == vt.KINDS and cfg.twin_runs == 4 and cfg.pytest_plugins == ()
+
+
+def test_version_2_is_read_with_no_plugins(tmp_path):
+    raw = minimal()
+    raw.pop("pytest_plugins")
+    raw.update(schema_version=2)
+    (tmp_path / "c.json").write_text(json.dumps(raw))
+    cfg = vc.read_config(tmp_path / "c.json")
+    assert cfg.schema_version == 3 and cfg.pytest_plugins == ()
+
+
+def test_plugins_read_back(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(minimal(pytest_plugins=["asyncio", "pytest_mock", "xdist.looponfail"])))
+    assert vc.read_config(tmp_path / "c.json").pytest_plugins == ("asyncio", "pytest_mock", "xdist.looponfail")
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -61,7 +75,10 @@ def test_version_1_is_read_with_its_aprime_diff_dropped(tmp_path):
     ({"coverage_weight": 2}, "coverage_weight"),
     ({"min_new_tests": True}, "expected a number"),
     ({"function_lines": ["3"]}, "function_lines"),
-    ({"schema_version": 3}, "schema_version"),
+    ({"schema_version": 4}, "schema_version"),
+    ({"pytest_plugins": ["--import-mode=append"]}, "pytest_plugins"),
+    ({"pytest_plugins": ["no:verifier_outcomes"]}, "pytest_plugins"),
+    ({"pytest_plugins": "asyncio"}, "pytest_plugins"),
     ({"twin_runs": 0}, "twin_runs"),
     ({"twin_kinds": ["padding", "rot13"]}, "twin_kinds"),
     ({"variants": {"broken": "b.diff", "aprime": "a.diff"}}, "variants"),

@@ -25,6 +25,7 @@ class SkipReason(str, Enum):
     breaks_import = "mutant breaks import"
     killed = "killed by existing tests"
     timeout_on_b = "covering tests time out on B"
+    suite_notices_b = "the whole suite notices B"
     no_oracle = "no distinguishing input found"
     oracle_not_perfect = "oracle does not score 1.0"
     duplicate = "duplicate of an earlier candidate"

@@ -32,6 +32,8 @@ from repo2rlenv.errors import BaselineError, SandboxError
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.discovery.pytest_setup import session_graded_plugins
+from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
 from repo2rlenv.sandbox.base import Session
 from repo2rlenv.sandbox.environments import EnvironmentBuildError, EnvironmentPool, EnvSession
@@ -301,7 +303,8 @@ class CommitGating:
         # Sibling mutants are mined at the ref, not in this tree: none for a commit's pair.
         return dataclasses.replace(self.synthesis, suite=active.runner, baseline=commit.baseline, a_dir=commit.tree,
                                    ref=commit.sha, install=commit.plan, validator=validator, gates=None,
-                                   siblings_of=None)
+                                   siblings_of=None, generated=generated_files(active.env.session, commit.tree),
+                                   pytest_plugins=session_graded_plugins(active.env.session))
 
     def _decided(self, commit: _Commit, cand: Candidate) -> None:
         commit.undecided.discard(cand.candidate_id)

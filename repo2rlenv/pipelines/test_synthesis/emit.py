@@ -57,6 +57,9 @@ class TaskSpec(BaseModel):
     verifier_config: dict = Field(description="verifier_config.json contents.")
     base_image: str
     install: InstallPlan
+    generated_files: dict[str, str] = Field(
+        default_factory=dict, description="Files the environment's build writes (a VCS _version.py): written into "
+                                          "the task's repo, so the manifest and every verifier copy hold them.")
 
 
 def task_hash(repo_slug: str, ref: str | None, cand: Candidate) -> str:
@@ -147,6 +150,11 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
         paths.environment.mkdir()
         shutil.copytree(a_dir, paths.repo, symlinks=True,
                         ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", ".coverage*"))
+        for rel, text in spec.generated_files.items():
+            target = paths.repo / rel
+            if paths.repo.resolve() in target.resolve().parents and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
         paths.dockerfile.write_text(render_task_dockerfile(spec.base_image, spec.install))
         install_verifier(paths.tests)
         paths.broken_patch.write_text(spec.candidate.diff)

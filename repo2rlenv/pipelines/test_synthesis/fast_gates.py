@@ -63,6 +63,8 @@ class WorkerSpec(BaseModel):
     basetemp: str = Field(description="Scratch dir for the worker's logs and pytest's --basetemp.")
     workers: int = Field(1, ge=1, description="Children running at once.")
     exitfirst: bool = Field(True, description="Stop a job's tests at the first one that notices the mutant.")
+    pytest_args: list[str] = Field(default_factory=list,
+                                   description="Options every pytest run of the repo gets (SuiteRunner.pytest_args).")
     jobs: list[WorkerJob]
 
 
@@ -148,7 +150,8 @@ class BatchGateRunner:
         return prepare_candidate(cand, self.baseline, self.stable)
 
     def _run_worker(self, jobs: list[WorkerJob]) -> dict[str, WorkerResult]:
-        spec = WorkerSpec(rootdir=self.root, basetemp=self.tmp, workers=self.workers, jobs=jobs)
+        spec = WorkerSpec(rootdir=self.root, basetemp=self.tmp, workers=self.workers, jobs=jobs,
+                          pytest_args=self.runner.pytest_args())
         spec_path = posixpath.join(self.tmp, "batch.json")
         out_path = posixpath.join(self.tmp, "results.jsonl")
         self.session.exec(["rm", "-rf", self.tmp], timeout=60)

@@ -6,7 +6,7 @@ Copied into the sandbox and run once per batch (stdlib + pytest only; never impo
 
 with the work copy of the repo as cwd and its import roots on PYTHONPATH. SPEC holds `rootdir`,
 `basetemp` (a scratch dir), `workers` (children at once), `exitfirst` (stop a job's tests at the
-first failure) and `jobs`, each
+first failure), `pytest_args` (the repo's pytest setup as every run applies it) and `jobs`, each
 `{id, path, module, qualname, mutated_source, tests, timeout_sec}`. One JSON line per job goes to
 RESULTS as soon as it is known: `{id, status, failing, duration, mode, detail}` with status one of
 survived | killed | timeout | import_error | error (the child died without a verdict). One summary
@@ -94,8 +94,9 @@ class WarmupCollector:
 class Warm:
     """The parent's state after the warm-up, inherited by every child."""
 
-    def __init__(self, root, executed, test_modules, functions):
+    def __init__(self, root, executed, test_modules, functions, pytest_args=()):
         self.root = root
+        self.pytest_args = list(pytest_args)  # the repo's pytest setup as our runs apply it
         self.executed = executed  # id(code) -> code of every function that ran during the warm-up
         self.test_modules = test_modules  # names to drop so pytest re-imports them
         self.functions = functions  # (co_filename, co_qualname) -> live function objects
@@ -151,17 +152,29 @@ def cache_distributions():
 
 
 class Recorder:
-    """pytest plugin: a test passed when its setup, call and teardown all passed (JUnit's verdict)."""
+    """pytest plugin: a test passed when its setup, call and teardown all passed and no report of it
+    failed. Every report counts, not the last of a phase: unittest `subTest` and pytest 9's `subtests`
+    send one report per failing subtest and then a passed report for the parent's call; a strict XPASS
+    and a warning turned into an error arrive as a failed call."""
 
     def __init__(self):
         self.phases = {}
+        self.failed = set()
 
     def pytest_runtest_logreport(self, report):
-        self.phases.setdefault(report.nodeid, {})[report.when] = report.outcome
+        phases = self.phases.setdefault(report.nodeid, {})
+        if report.failed:
+            self.failed.add(report.nodeid)
+        if type(report).__name__.lower() != "subtestreport":  # a skipped subtest skips nothing else
+            xfailed = report.skipped and getattr(report, "wasxfail", None) is not None
+            # An xfailed test is a gate that passed on A (the baseline's plugin counts it so); only its
+            # XPASS(strict), a failed report, notices B.
+            phases[report.when] = "passed" if xfailed else report.outcome
 
     def passed(self, nodeid):
         phases = self.phases.get(nodeid, {})
-        return phases.get("call") == "passed" and all(v == "passed" for v in phases.values())
+        return (nodeid not in self.failed and phases.get("call") == "passed"
+                and all(v == "passed" for v in phases.values()))
 
 
 def live_session(on_collected):
@@ -224,7 +237,7 @@ def index_warm(spec, executed, collector):
         file = getattr(module, "__file__", None)
         if file and _under(file, root) and _looks_like_test(file, root):
             test_modules.add(name)
-    return Warm(root, executed, test_modules, functions)
+    return Warm(root, executed, test_modules, functions, spec.get("pytest_args", ()))
 
 
 def warm_up(spec, log, run_live):
@@ -263,7 +276,7 @@ def warm_up(spec, log, run_live):
         # `-x` is set per child, so a collection error does not stop the warm-up's collection.
         _set_profile(profile)
         try:
-            pytest.main(["-q", f"--rootdir={root}", *_PYTEST_ARGS,
+            pytest.main(["-q", f"--rootdir={root}", *_PYTEST_ARGS, *spec.get("pytest_args", []),
                          f"--basetemp={os.path.join(spec['basetemp'], 'warmup')}", *tests], plugins=[collector, live])
         except BaseException as exc:  # a broken suite still lets every child report its own verdict
             log.write(f"warm-up raised {type(exc).__name__}: {exc}\n")
@@ -475,6 +488,7 @@ def judge(job, warm, basetemp, exitfirst=False):
         return dict(result, status="survived" if ok else "import_error", detail=tail or why)
     recorder = Recorder()
     code = pytest.main([*job["tests"], "-q", "--no-header", f"--rootdir={warm.root}", *_PYTEST_ARGS,
+                        *warm.pytest_args,
                         *(["-x"] if exitfirst else []), f"--basetemp={basetemp}"], plugins=[recorder])
     failing = _failing(job["tests"], recorder)
     result.update(failing=failing, exit_code=int(code))
@@ -539,6 +553,7 @@ def judge_live(job, warm, basetemp, exitfirst, session, recorder):
         return {"status": "retry", "detail": f"cannot reuse the warm session: {type(exc).__name__}: {exc}"}
     _on_disk(job, warm)
     recorder.phases.clear()
+    recorder.failed.clear()
     by_id = {item.nodeid: item for item in session.items}
     # The job's order, as `pytest ID...` collects them, and each item's `nextitem` within the job (not
     # the parent's whole list): a test's teardown tears down the module/class/session fixtures the next

@@ -25,6 +25,8 @@ from repo2rlenv.pipelines.test_synthesis.commit_driver import process_at_commits
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.fast_gates import BatchGateRunner
 from repo2rlenv.pipelines.test_synthesis.gates import GateTimeouts, baseline_coverage
+from repo2rlenv.pipelines.test_synthesis.generated import generated_files
+from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
@@ -77,6 +79,9 @@ class TestSynthesisPipeline:
         plan = ctx.sandbox.plan  # type: ignore[attr-defined]
         session = ctx.sandbox.open()
         try:
+            # Read before any test runs in the workspace: what is new there now, the build wrote.
+            generated = generated_files(session, a_dir)
+            plugins = session_graded_plugins(session)
             runner = SuiteRunner(session, plan.import_roots)
             rep.stage("baseline: the existing suite on A")
             baseline = run_baseline(runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec,
@@ -85,6 +90,7 @@ class TestSynthesisPipeline:
             result.details["baseline"] = {
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
+                "needs_network": len(baseline.needs_network), "collection_errors": baseline.collection_errors,
             }
             rep.stage(f"mining candidates ({options.strategy})")
             candidates, skipped, functions = self._mine(ctx, options, a_dir, baseline, plan.import_roots, result)
@@ -101,7 +107,8 @@ class TestSynthesisPipeline:
                 tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
                 base_image=plan.base_image, install=plan, validator=self._validator(ctx, options),
-                llm_client=client, gates=gates, siblings_of=_siblings_index(candidates)))
+                llm_client=client, gates=gates, siblings_of=_siblings_index(candidates), generated=generated,
+                pytest_plugins=plugins))
             pairs, rest = split_pairs(options, candidates)
             processed = process_at_commits(
                 ctx, options, synth.ctx, baseline, pairs, result,
@@ -288,6 +295,10 @@ class TestSynthesisPipeline:
         rep.info(f"{baseline.total} tests: {len(baseline.stable_passing)} stable passing, "
                  f"{len(baseline.quarantined)} quarantined, {len(baseline.skipped)} skipped "
                  f"({baseline.duration_sec:.1f}s)")
+        if baseline.needs_network:
+            rep.info(f"tests need network: {len(baseline.needs_network)} quarantined (the sandbox has none)")
+        for path, why in sorted(baseline.collection_errors.items()):
+            rep.info(f"  not collected {path}: {why}")
         for nodeid, why in sorted(baseline.quarantined.items()):
             rep.info(f"  quarantined {nodeid}: {why}")
         if rep.verbose:

@@ -1,5 +1,5 @@
-"""From a gated candidate to a published task: oracle → its coverage → siblings → twin kinds → task tree
-→ validation.
+"""From a gated candidate to a published task: oracle → the whole suite on B → its coverage → siblings →
+twin kinds → task tree → validation.
 
 Each step can drop the candidate with a recorded reason; only a task whose oracle scores exactly 1.0
 under its own verifier (and whose empty submission scores 0.0) is kept in the dataset.
@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from repo2rlenv.baseline.junit import Outcome
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
 from repo2rlenv.pipelines.test_synthesis.emit import TaskSpec, task_hash, task_id_for, write_task
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.sandbox_runner import VariantRunner, WorkCopies
 from repo2rlenv.pipelines.test_synthesis.twins import VariantTexts, checked_kinds
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
+
+
+# Quarantined tests deselected from the whole-suite run on B at most (an argv stays well under its limit).
+_MAX_DESELECT = 2000
 
 
 @dataclass
@@ -42,6 +47,10 @@ class SynthesisContext:
     llm_client: Any = None  # a repo2rlenv.llm ChatClient when --llm is given
     gates: Any = None  # the run's GateRunner, for sibling mutants
     siblings_of: Callable[[Candidate], list[Candidate]] | None = None  # other candidates of the same function
+    # Files the environment's build wrote into the workspace (generated.py): part of every task's repo.
+    generated: dict[str, str] = field(default_factory=dict)
+    # pytest plugins installed in the environment, loaded with -p in graded runs (pytest_setup.graded_plugins).
+    pytest_plugins: list[str] = field(default_factory=list)
 
 
 def tests_dir(baseline: BaselineReport) -> str:
@@ -68,13 +77,35 @@ class Synthesizer:
         self.copies = WorkCopies(ctx.suite)
         self.test_dir = tests_dir(ctx.baseline)
 
-    def _run_tests(self, files: dict[str, str], tests: list[str], *, coverage: bool):
+    def _run_tests(self, files: dict[str, str], tests: list[str], *, coverage: bool,
+                   timeout: float | None = None, extra_args: list[str] | None = None):
         root = self.copies.make(files)
         try:
-            return self.ctx.suite.run(root=root, tests=tests, with_coverage=coverage,
-                                      timeout=self.ctx.options.mutant_timeout_sec * 2)
+            return self.ctx.suite.run(root=root, tests=tests, with_coverage=coverage, extra_args=extra_args,
+                                      timeout=timeout or self.ctx.options.mutant_timeout_sec * 2)
         finally:
             self.copies.drop(root)
+
+    def _suite_on_b(self, cand: Candidate) -> str | None:
+        """Run the repo's whole suite on B once; why the task is wrong when a stable-passing test does not
+        pass there (None when none fails). The gates ran only the tests covering the changed line; a change
+        the rest of the suite catches (through another caller, a subtest, a doctest) is not a test gap.
+        Quarantined tests are deselected: they fail on A already, and tests that wait for a network are
+        slow to fail."""
+        baseline = self.ctx.baseline
+        deselect = [a for t in sorted(baseline.quarantined)[:_MAX_DESELECT] for a in ("--deselect", t)]
+        run = self._run_tests(cand.files_b, [], coverage=False, timeout=self.ctx.options.suite_timeout_sec,
+                              extra_args=deselect)
+        if run.timed_out:
+            return f"the whole suite did not finish on B within {self.ctx.options.suite_timeout_sec:.0f}s"
+        # A stable test missing on B was not collected there (B broke its module's import): it did not pass.
+        noticed = [t for t in baseline.stable_passing
+                   if t not in run.results or run.results[t].outcome != Outcome.passed]
+        if not noticed:
+            return None
+        first = run.results.get(noticed[0])
+        why = first.message if first is not None and first.message else "not collected on B"
+        return f"{len(noticed)} of {len(baseline.stable_passing)} stable tests fail on B, first {noticed[0]}: {why}"
 
     def _twin_kinds(self, cand: Candidate, test_path: str, oracle: str,
                     siblings: list[Candidate]) -> tuple[str, ...] | None:
@@ -156,6 +187,13 @@ class Synthesizer:
         if oracle_run is None:
             return None
         oracle, oracle_kind, attempts, model = oracle_run
+        # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
+        noticed = self._suite_on_b(cand)
+        if noticed is not None:
+            cand.drop(SkipReason.suite_notices_b, noticed)
+            return None
+        cand.gates.append(GateResult(gate="whole suite on B", passed=True,
+                                     detail=f"{len(self.ctx.baseline.stable_passing)} stable tests pass on B"))
         # Which of the function's lines the oracle runs on A: the coverage term's reachable targets.
         run = self._run_tests({test_path: oracle}, [test_path], coverage=True)
         if run.not_passed() or not run.results or run.coverage is None:
@@ -178,6 +216,7 @@ class Synthesizer:
             run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
             variants=VariantDiffs(siblings=[f"siblings/{i:02d}.diff" for i in range(1, len(siblings) + 1)]),
             twin_runs=opts.twin_runs, twin_kinds=list(kinds), case_timeout_sec=opts.verifier_case_timeout_sec,
+            pytest_plugins=list(ctx.pytest_plugins),
         )
         spec = TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
@@ -186,6 +225,7 @@ class Synthesizer:
             twin_kinds=list(kinds),
             verifier_config=config.model_dump(mode="json"), base_image=ctx.install.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],
+            generated_files=ctx.generated,
         )
         task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)
         if ctx.validator is not None:

@@ -15,8 +15,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 # verifier_config.json format. 1: first version. 2: twins drawn at grading time (twin_runs, twin_kinds,
-# case_timeout_sec), no A′ diff. The in-task reader (`verifier_config`) still reads 1.
-CONFIG_SCHEMA_VERSION = 2
+# case_timeout_sec), no A′ diff. 3: pytest_plugins (graded runs load the image's plugins with -p). The
+# in-task reader (`verifier_config`) still reads 1 and 2.
+CONFIG_SCHEMA_VERSION = 3
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: runs instead of variants (A, A′k, B′k, Sj′1), each with its guard state and refusals; n_tests, kills, twins.
 DETAILS_SCHEMA_VERSION = 3
@@ -65,6 +66,9 @@ class VerifierConfig(BaseModel):
     twin_kinds: list[str] = Field(default_factory=lambda: list(TWIN_KINDS),
                                   description="the rewrite kinds the twins use (those checked for this task)")
     case_timeout_sec: float = Field(60.0, gt=0, description="wall clock of one test case's call")
+    pytest_plugins: list[str] = Field(
+        default_factory=list, description="pytest plugins (entry-point names) installed in the task image, loaded "
+                                          "with -p in graded runs, where plugin autoloading is off")
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")

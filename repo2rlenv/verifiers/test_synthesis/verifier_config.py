@@ -2,7 +2,8 @@
 
 The verifier cannot import pydantic (stdlib + pytest + coverage), so it reads the config with this
 dataclass reader; a host test keeps the two field lists identical. Version 1 (before twins) is read
-too: its A′ diff is no longer used, and the twin settings take their defaults.
+too: its A′ diff is no longer used, and the twin settings take their defaults; version 2 (before
+pytest_plugins) is read with no plugins.
 
 Stdlib only: copied verbatim into every task.
 """
@@ -10,6 +11,7 @@ Stdlib only: copied verbatim into every task.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -22,10 +24,13 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
     import verifier_workspace as vws  # type: ignore[no-redef]
 
 # History: 1 = first version (variants.aprime: an A′ diff). 2 = twins drawn at grading time
-# (twin_runs, twin_kinds, case_timeout_sec; variants without aprime).
-CONFIG_SCHEMA_VERSION = 2
+# (twin_runs, twin_kinds, case_timeout_sec; variants without aprime). 3 = pytest_plugins.
+CONFIG_SCHEMA_VERSION = 3
 REWARD_MODES = ("gated", "rfc")
 _DEFAULTS_V2 = {"twin_runs": 4, "twin_kinds": list(vtwins.KINDS), "case_timeout_sec": 60.0}
+_DEFAULTS_V3 = {"pytest_plugins": []}
+# A plugin name as pytest's -p takes it: never an option, never "no:" (the verifier's own -p no: stay).
+_PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,7 @@ class Config:
     twin_runs: int  # runs of A′ and as many of B′ (the two sides are equally many: see verifier_grade)
     twin_kinds: tuple[str, ...]
     case_timeout_sec: float
+    pytest_plugins: tuple[str, ...]  # the task image's plugins, loaded with -p (autoload is off)
 
 
 def _check(name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -90,6 +96,8 @@ def read_config(path: Path) -> Config:
         raise ValueError("config: expected an object")
     if raw.get("schema_version") == 1:
         raw = _upgrade(raw)
+    if raw.get("schema_version") == 2:
+        raw = dict(raw, schema_version=3, **{k: v for k, v in _DEFAULTS_V3.items() if k not in raw})
     expected = {f.name for f in fields(Config)}
     if set(raw) != expected:
         raise ValueError(f"config keys differ from the schema: {sorted(set(raw) ^ expected)}")
@@ -120,6 +128,8 @@ def read_config(path: Path) -> Config:
         twin_runs=_check("twin_runs", raw["twin_runs"], int),
         twin_kinds=tuple(_check("twin_kinds", k, str) for k in _check("twin_kinds", raw["twin_kinds"], list)),
         case_timeout_sec=float(_check("case_timeout_sec", raw["case_timeout_sec"], (int, float))),
+        pytest_plugins=tuple(_check("pytest_plugins", p, str)
+                             for p in _check("pytest_plugins", raw["pytest_plugins"], list)),
     )
     if cfg.reward_mode not in REWARD_MODES:
         raise ValueError(f"config reward_mode {cfg.reward_mode!r} is not one of {REWARD_MODES}")
@@ -127,6 +137,9 @@ def read_config(path: Path) -> Config:
         raise ValueError("config coverage_weight must be within [0, 1]")
     if not 1 <= cfg.twin_runs <= 16:
         raise ValueError("config twin_runs must be within [1, 16]")
+    bad = [p for p in cfg.pytest_plugins if not _PLUGIN_NAME.fullmatch(p)]
+    if bad:
+        raise ValueError(f"config pytest_plugins: not plugin names {bad}")
     unknown = set(cfg.twin_kinds) - set(vtwins.KINDS)
     if unknown:
         raise ValueError(f"config twin_kinds: unknown {sorted(unknown)}")

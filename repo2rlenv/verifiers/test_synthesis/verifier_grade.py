@@ -284,7 +284,8 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
         runner = vrun.Runner(layout, launcher, vrun.Limits(cfg.run_timeout_sec, cfg.memory_mb,
                                                            case_timeout_sec=cfg.case_timeout_sec),
                              list(cfg.import_roots), cfg.submission, cfg.target_file, variants.protected,
-                             vrun.readable_roots(layout, launcher.python, scratch.hidden))
+                             vrun.readable_roots(layout, launcher.python, scratch.hidden),
+                             plugins=tuple(cfg.pytest_plugins))
         details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
         if runs[0].owner is not None:
             modes = _hide(scratch.hidden, details)

@@ -168,6 +168,7 @@ class Runner:
     nproc: int | None = None  # RLIMIT_NPROC, fixed at the first job so that every job is the same
     uids: set[int] = field(default_factory=set)
     cover_keys: dict[str, str] = field(default_factory=dict)  # run name → the key its coverage record is signed with
+    plugins: tuple[str, ...] = ()  # the task image's pytest plugins (verifier_config), loaded with -p
 
     def _limits(self, owner: tuple[int, int] | None) -> dict[str, int]:
         if self.nproc is None:
@@ -181,7 +182,10 @@ class Runner:
         """What the run process does: the same for every variant but for its own paths."""
         dirs = run.dirs
         argv = [
-            self.submission, "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "verifier_outcomes",
+            # Autoload is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD): the plugins the suite needs are named, from
+            # the config (the image's install), never found in the workspace; ours is registered last.
+            self.submission, "-p", "no:cacheprovider", "-p", "no:randomly",
+            *(arg for name in self.plugins for arg in ("-p", name)), "-p", "verifier_outcomes",
             "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={dirs.ws}",
             "-o", "python_files=test_*.py *_test.py", "-o", "python_classes=Test",
             "-o", "python_functions=test", "-o", "required_plugins=",

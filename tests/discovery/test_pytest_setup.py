@@ -1,0 +1,153 @@
+"""The repo's pytest configuration: read from the file pytest reads, flags that break our runs dropped by
+table, and real baselines (real pytest, real coverage) on repos whose configuration used to break them."""
+
+from __future__ import annotations
+
+import pytest
+
+from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
+from repo2rlenv.discovery.pytest_setup import ADDOPTS_RULES, PytestSetup, read_pytest_config, sanitize_addopts
+from repo2rlenv.sandbox.base import Limits
+
+
+def test_rule_names_are_unique():
+    names = [n for rule in ADDOPTS_RULES for n in rule.names]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize(("addopts", "kept", "dropped"), [
+    ("--cov=pkg --cov-report term-missing -q", ["-q"], ["--cov=pkg", "--cov-report term-missing"]),
+    ("--cov pkg -ra", ["-ra"], ["--cov pkg"]),
+    ("--cov -p asyncio", ["-p", "asyncio"], ["--cov"]),  # --cov's value is optional
+    ("-n auto --dist loadscope -v", ["-v"], ["-n auto", "--dist loadscope"]),
+    ("-n4 -rfE", ["-rfE"], ["-n4"]),  # values attached to short options
+    ("-vx --maxfail=2", ["-v"], ["-x", "--maxfail=2"]),  # a cluster of short flags
+    ("--lf --sw --ff", [], ["--lf", "--sw", "--ff"]),
+    ("--strict-markers --strict-config", ["--strict-markers"], ["--strict-config"]),
+    ("--junitxml=out.xml --basetemp /tmp/x", [], ["--junitxml=out.xml", "--basetemp /tmp/x"]),
+    ("--reruns 3 --pdb", [], ["--reruns 3", "--pdb"]),
+    ("-W error --doctest-modules --import-mode=importlib -p no:randomly --timeout 30",
+     ["-W", "error", "--doctest-modules", "--import-mode=importlib", "-p", "no:randomly", "--timeout", "30"], []),
+])
+def test_sanitize_addopts(addopts, kept, dropped):
+    got_kept, got_dropped = sanitize_addopts(addopts.split())
+    assert got_kept == kept
+    assert sorted(got_dropped) == sorted(dropped)
+    assert all(got_dropped.values())  # every drop says why
+
+
+@pytest.mark.parametrize(("files", "config_file", "addopts"), [
+    ({"pytest.ini": "[pytest]\naddopts = -x\n", "setup.cfg": "[tool:pytest]\naddopts = -q\n"}, "pytest.ini", ["-x"]),
+    ({"pytest.ini": "", "tox.ini": "[pytest]\naddopts = -q\n"}, "pytest.ini", []),  # pytest.ini wins, even empty
+    ({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = ["--cov", "-q"]\n'}, "pyproject.toml", ["--cov", "-q"]),
+    ({"pyproject.toml": "[project]\nname='x'\n", "tox.ini": "[pytest]\naddopts = --cov=x\n    -q\n"},
+     "tox.ini", ["--cov=x", "-q"]),
+    ({"tox.ini": "[tox]\nenvlist = py\n", "setup.cfg": "[tool:pytest]\naddopts = -n 2\n"}, "setup.cfg", ["-n", "2"]),
+    ({"pytest.toml": '[pytest]\naddopts = ["-x"]\n'}, "pytest.toml", ["-x"]),
+])
+def test_reads_the_file_pytest_reads(files, config_file, addopts):
+    setup = read_pytest_config(files.get)
+    assert setup.config_file == config_file
+    assert setup.addopts == addopts
+
+
+def test_no_config_keeps_everything():
+    setup = read_pytest_config(lambda _: None)
+    assert setup == PytestSetup()
+    assert setup.args() == ["--continue-on-collection-errors"]
+
+
+def test_args_override_addopts_and_strict():
+    setup = read_pytest_config({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--cov=pkg -p asyncio"\n'
+                                                  'strict = true\ntestpaths = ["tests"]\n'}.get)
+    args = setup.args()
+    assert args[:2] == ["-o", "addopts=-p asyncio"]
+    # strict config off (our plugins off make ini keys unknown), the rest of pytest 9's strict mode kept
+    assert "strict_config=false" in args and "strict_xfail=true" in args and "strict_markers=true" in args
+    assert setup.testpaths == ["tests"] and setup.plugins == ["asyncio"]
+
+
+# --- real runs ------------------------------------------------------------------------------------------------
+
+CORE = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n"
+CHECKS = ("from tinypkg.core import add, sub\n\n"
+          "def test_fails_first():\n    assert add(1, 1) == 3\n\n"
+          "def test_add():\n    assert add(1, 2) == 3\n\n"
+          "def test_sub():\n    assert sub(3, 2) == 1\n")
+
+
+def _baseline(kind, request, root):
+    sandbox = request.getfixturevalue("make_sandbox")(kind, Limits(timeout_sec=120), "pytest-setup-test",
+                                                       request.getfixturevalue("r2e_cache"))
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        return runner, run_baseline(runner, reruns=0, timeout=120)
+
+
+def test_addopts_that_broke_the_baseline_are_neutralised(request, make_repo, tiny_package):
+    """--cov without pytest-cov (exit 4 before), -x (one outcome before), -n without xdist, the repo's own
+    JUnit file; python_files and filterwarnings kept: the checks are found and a warning fails its test."""
+    files = tiny_package("", CORE)
+    del files["tests/test_core.py"]
+    files["tests/check_core.py"] = CHECKS + ("import warnings\n\ndef test_warns():\n"
+                                             "    warnings.warn(DeprecationWarning('old'))\n")
+    files["setup.cfg"] = ("[tool:pytest]\naddopts = --cov=tinypkg --cov-report=term -x -n 2 --junitxml=repo.xml\n"
+                          "python_files = check_*.py\nfilterwarnings =\n    error\n")
+    root = make_repo(files, commit=False)
+    runner, report = _baseline("local", request, root)
+    assert "--cov=tinypkg" in runner.pytest_setup.dropped and "-x" in runner.pytest_setup.dropped
+    assert report.total == 4
+    assert report.stable_passing == ["tests/check_core.py::test_add", "tests/check_core.py::test_sub"]
+    assert set(report.quarantined) == {"tests/check_core.py::test_fails_first", "tests/check_core.py::test_warns"}
+    assert report.coverage.tests_covering("tinypkg/core.py", [5]) == {"tests/check_core.py::test_sub"}
+
+
+def test_pytest_cov_in_addopts_keeps_per_test_coverage(request, make_repo, tiny_package):
+    """In Docker with pytest-cov installed by the repo's test requirements: its --cov addopts would start a
+    second coverage object and leave ours with no per-test data."""
+    files = tiny_package(CHECKS.replace("def test_fails_first():\n    assert add(1, 1) == 3\n\n", ""), CORE)
+    files["requirements-test.txt"] = "pytest-cov\n"
+    files["pytest.ini"] = "[pytest]\naddopts = --cov=tinypkg --cov-branch --cov-report=term-missing\n"
+    root = make_repo(files, commit=False)
+    _runner, report = _baseline("docker", request, root)
+    assert report.stable_passing == ["tests/test_core.py::test_add", "tests/test_core.py::test_sub"]
+    assert report.coverage.tests_covering("tinypkg/core.py", [2]) == {"tests/test_core.py::test_add"}
+
+
+def test_a_collection_error_outside_the_suite_does_not_stop_it(request, make_repo, tiny_package):
+    """No testpaths: pytest walks the tree and finds a broken script; the suite still runs and the file is
+    recorded."""
+    files = tiny_package(CHECKS, CORE)
+    files["scripts/test_release.py"] = "import not_installed_anywhere\n\ndef test_release():\n    pass\n"
+    root = make_repo(files, commit=False)
+    _runner, report = _baseline("local", request, root)
+    assert report.stable_passing == ["tests/test_core.py::test_add", "tests/test_core.py::test_sub"]
+    assert list(report.collection_errors) == ["scripts/test_release.py"]
+    assert "not_installed_anywhere" in report.collection_errors["scripts/test_release.py"]
+
+
+# --- plugins of graded runs -----------------------------------------------------------------------------------
+
+def test_graded_plugins_are_the_interpreters_entry_points():
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    from repo2rlenv.discovery.pytest_setup import graded_plugins
+
+    def run(argv):
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+    names = {e.name for e in importlib.metadata.entry_points(group="pytest11")}
+    assert names, "this interpreter has no pytest plugin to list"
+    assert set(graded_plugins(sys.executable, run)) == names - {"xdist", "pytest_cov", "randomly"}
+
+
+def test_plugins_that_change_runs_are_never_listed():
+    from repo2rlenv.discovery.pytest_setup import GRADED_EXCLUDED_PLUGINS, graded_plugins
+
+    out = '["asyncio", "pytest_cov", "pytest_mock", "randomly", "xdist", "xdist.looponfail"]\n'
+    assert graded_plugins("python", lambda argv: out) == ["asyncio", "pytest_mock"]
+    assert graded_plugins("python", lambda argv: None) == []  # the command failed: nothing, never a guess
+    assert all(GRADED_EXCLUDED_PLUGINS.values())

@@ -1,0 +1,76 @@
+"""The final check before a task is written: the repo's whole suite runs on B once, and a task whose change
+any stable-passing test notices is dropped with the reason (real pytest in the local sandbox)."""
+
+from __future__ import annotations
+
+import pytest
+
+from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.functions import discover_functions
+from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
+from repo2rlenv.sandbox.base import Limits
+from repo2rlenv.sandbox.install import plan_install
+
+CORE = "def scale(x):\n    return x * 10\n\n\ndef label(x):\n    return f'#{scale(x)}'\n"
+# Two files: the one validation used to submit (test_scale) does not notice a change to `scale` that
+# only the labels see; the other one does, through a subtest.
+FILES = {
+    "tests/test_scale.py": "from tinypkg.core import scale\n\ndef test_zero():\n    assert scale(0) == 0\n",
+    "tests/test_label.py": ("import unittest\nfrom tinypkg.core import label\n\n"
+                            "class TestLabel(unittest.TestCase):\n    def test_labels(self):\n"
+                            "        for i in range(3):\n            with self.subTest(i=i):\n"
+                            "                self.assertEqual(label(i), '#' + str(i * 10))\n"),
+    "tests/test_broken_at_a.py": "def test_offline():\n    assert False, 'quarantined at A'\n",
+}
+
+
+@pytest.fixture(scope="module")
+def synth(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp("wholesuite") / "repo"
+    files = {"pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n[build-system]\n'
+                               'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+             "tinypkg/__init__.py": "", "tinypkg/core.py": CORE, **FILES}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    sandbox = request.getfixturevalue("make_sandbox")("local", Limits(timeout_sec=120), "whole-suite-test",
+                                                       tmp_path_factory.mktemp("cache"))
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        baseline = run_baseline(runner, reruns=0, timeout=120)
+        ctx = SynthesisContext(suite=runner, baseline=baseline, options=TestSynthesisOptions(), a_dir=root,
+                               tasks_root=root / "tasks", repo="t/t", repo_slug="t__t", ref=None,
+                               pipeline_version="0", base_image="none", install=plan_install(root), validator=None)
+        func = {f.qualname: f for f in discover_functions(root, min_loc=1)[0]}["scale"]
+        yield Synthesizer(ctx), func, baseline
+
+
+def _cand(func, new_body: str) -> Candidate:
+    return Candidate(candidate_id="c", strategy="mutation", function=func, operator="hand", line=2,
+                     files_b={"tinypkg/core.py": CORE.replace("return x * 10", new_body)}, diff="-\n+\n")
+
+
+def test_a_change_the_suite_misses_passes(synth):
+    synthesizer, func, baseline = synth
+    assert "tests/test_broken_at_a.py::test_offline" in baseline.quarantined  # deselected, never read
+    assert synthesizer._suite_on_b(_cand(func, "return x * 10 if x >= 0 else 0")) is None
+
+
+def test_a_change_another_test_file_notices_is_reported(synth):
+    synthesizer, func, _ = synth
+    why = synthesizer._suite_on_b(_cand(func, "return x * 10 if x < 2 else 0"))
+    assert why is not None and why.startswith("1 of 2 stable tests fail on B, first tests/test_label.py::TestLabel")
+
+
+def test_a_change_that_breaks_a_test_module_import_is_reported(synth):
+    synthesizer, func, _ = synth
+    why = synthesizer._suite_on_b(_cand(func, "return x * 10\n\nraise ImportError('B')"))
+    assert why is not None and why.startswith("2 of 2 stable tests fail on B")
+    assert "not collected on B" in why
+
+
+def test_the_drop_reason_is_a_skip_reason():
+    assert SkipReason("the whole suite notices B") is SkipReason.suite_notices_b
