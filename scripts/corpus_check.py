@@ -70,7 +70,8 @@ COLUMNS = ["repo", "backend", "stage reached", "tests", "candidates", "survived"
 
 
 def parse_list(text: str, mirror: Path | None = None) -> list[RepoEntry]:
-    """The entries of a list file; owner/name becomes a mirror's git dir when one exists."""
+    """The entries of a list file; owner/name becomes a mirror's git dir when one exists (cloned into a
+    checkout by `checkout` before use)."""
     entries = []
     for raw in text.splitlines():
         line, _, comment = raw.partition("#")
@@ -84,6 +85,19 @@ def parse_list(text: str, mirror: Path | None = None) -> list[RepoEntry]:
                 spec = str(local)
         entries.append(RepoEntry(name=line, spec=spec, comment=comment.strip()))
     return entries
+
+
+def checkout(entry: RepoEntry, root: Path) -> RepoEntry:
+    """A mirror (a bare clone) becomes a normal checkout at ROOT/owner/name, as a user would have it: task
+    ids then read owner__name, and git tools that expect a work tree work."""
+    source = Path(entry.spec)
+    if entry.spec == entry.name or not (source / "HEAD").is_file():
+        return entry
+    dest = root / entry.name
+    if not (dest / ".git").is_dir():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", str(source), str(dest)], check=True)
+    return entry.model_copy(update={"spec": str(dest)})
 
 
 def slug(name: str) -> str:
@@ -175,24 +189,14 @@ def _json_tail(stdout: str) -> dict | None:
 
 
 def backend_of(spec: str) -> str:
-    """The build backend named by the repo's pyproject.toml (read from git when spec is a git dir)."""
+    """The build backend named by a checkout's pyproject.toml (a fallback when doctor reports none)."""
     import tomllib
 
     path = Path(spec)
-    text = None
-    if (path / "pyproject.toml").is_file():
-        text = (path / "pyproject.toml").read_text()
-    elif path.is_dir():
-        got = subprocess.run(["git", "--git-dir", str(path), "show", "HEAD:pyproject.toml"], capture_output=True,
-                             text=True)
-        text = got.stdout if got.returncode == 0 else None
-        if text is None:
-            has_setup = subprocess.run(["git", "--git-dir", str(path), "cat-file", "-e", "HEAD:setup.py"])
-            return "setuptools (setup.py)" if has_setup.returncode == 0 else "?"
-    if text is None:
-        return "?"
+    if not (path / "pyproject.toml").is_file():
+        return "setuptools (setup.py)" if (path / "setup.py").is_file() else "?"
     try:
-        system = tomllib.loads(text).get("build-system", {})
+        system = tomllib.loads((path / "pyproject.toml").read_text()).get("build-system", {})
     except tomllib.TOMLDecodeError:
         return "?"
     return system.get("build-backend") or "setuptools (legacy)"
@@ -303,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(CorpusRow.model_validate_json(done.read_text()))
             continue
         print(f"» {entry.name}", file=sys.stderr, flush=True)
+        entry = checkout(entry, args.out / "checkouts")
         row = measure(entry, repo_dir, args.timeout_per_repo)
         done.write_text(row.model_dump_json(indent=1))
         print(f"  {row.stage}: tests={row.tests} emitted={row.emitted} validated={row.validated} {row.cause}",
