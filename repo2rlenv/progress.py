@@ -17,6 +17,9 @@ class Reporter:
     def __init__(self, *, quiet: bool = False, verbose: bool = False):
         self.quiet = quiet
         self.verbose = verbose
+        # The stage running now (source, environment, baseline, mining, gates, synthesis, emit, validate):
+        # a failure that does not name its own stage is reported as this one.
+        self.current_stage: str | None = None
         self._console: Any = None
         if not quiet:
             from rich.console import Console
@@ -27,9 +30,19 @@ class Reporter:
         if self._console is not None:
             self._console.print(message, markup=False)
 
-    def stage(self, message: str) -> None:
+    def stage(self, message: str, name: str | None = None) -> None:
+        """A stage header; `name` also records which stage runs (see `current_stage`)."""
+        if name is not None:
+            self.current_stage = name
         if self._console is not None:
             self._console.print(f"[bold]» {message}[/bold]")
+
+    @contextmanager
+    def in_stage(self, name: str) -> Iterator[None]:
+        """Run a block as stage `name` (no header), then restore the stage that ran before."""
+        previous, self.current_stage = self.current_stage, name
+        yield  # on an exception the failing stage stays current, for the error line
+        self.current_stage = previous
 
     def warn(self, message: str) -> None:
         # Warnings go to stderr even in --json mode: they matter more than tidy output.
@@ -37,6 +50,13 @@ class Reporter:
             self._console.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
         else:
             print(f"warning: {message}", file=sys.stderr)
+
+    def error(self, message: str) -> None:
+        # Like warnings, errors reach stderr in --json mode too.
+        if self._console is not None:
+            self._console.print(f"[red]error:[/red] {message}", highlight=False)
+        else:
+            print(f"error: {message}", file=sys.stderr)
 
     def table(self, title: str, columns: list[str], rows: list[list[Any]]) -> None:
         if self._console is None:
