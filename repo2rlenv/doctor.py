@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.errors import Repo2RLEnvError, UserError, classify
-from repo2rlenv.failures import cause_of, raw_output, write_log
+from repo2rlenv.failures import cause_of, tool_output, write_log
 from repo2rlenv.progress import Reporter
 
 # Problem kind → (stage, line template, blocking). Templates read the problem's `facts`.
@@ -147,7 +147,7 @@ def run_doctor(config: GenerateConfig, reporter: Reporter, log_dir: Path) -> Doc
             report.backend = _backend(report.detected, work / "a")
             kind = "environment_failed" if reporter.current_stage == "environment" else "session_failed"
             report.problems.append(Problem.of(kind, write_log(exc, stage, log_dir),
-                                              cause=cause_of(str(exc), raw_output(exc))))
+                                              cause=cause_of(str(exc), tool_output(exc))))
             return report
         report.stage_reached = "environment"
         report.detected = [*describe_plan(ref.plan), ("pytest command", _pytest_command(ref.runner))]
@@ -170,7 +170,7 @@ def _check_baseline_and_mining(ctx: Any, options: Any, ref: Any, report: DoctorR
     except Repo2RLEnvError as exc:
         stage, _ = classify(exc, "baseline")
         report.problems.append(Problem.of("baseline_failed", write_log(exc, stage, log_dir),
-                                          cause=cause_of(str(exc), raw_output(exc))))
+                                          cause=cause_of(str(exc), tool_output(exc))))
         return
     report.stage_reached = "baseline"
     report.tests, report.stable_passing = baseline.total, len(baseline.stable_passing)
@@ -186,9 +186,12 @@ def _check_baseline_and_mining(ctx: Any, options: Any, ref: Any, report: DoctorR
     if candidates:
         report.stage_reached = "mining"
         return
+    uncovered = sum(skipped.get(r, 0) for r in _NOT_COVERED)
+    if not functions and uncovered:
+        report.problems.append(Problem.of("no_covered_function", reason=_NOT_COVERED[0], count=uncovered))
+        return
     reason, count = max(skipped.items(), key=lambda kv: kv[1]) if skipped else ("no function found", 0)
-    kind = "no_covered_function" if not functions and reason in _NOT_COVERED else "no_candidates"
-    report.problems.append(Problem.of(kind, reason=reason, count=count))
+    report.problems.append(Problem.of("no_candidates", reason=reason, count=count))
 
 
 def baseline_problems(baseline: Any) -> list[Problem]:

@@ -57,23 +57,36 @@ def cause_of(message: str, output: str = "") -> str:
 
 
 def raw_output(exc: BaseException) -> str:
-    """Everything an error carries that a user may need to read: its text, the tool output attached to it
-    (a docker build log on the chained error), for each error of the chain."""
-    parts: list[str] = []
-    seen: set[int] = set()
+    """Everything an error carries that a user may need to read: for each error of the chain, its text and
+    the tool output attached to it (its `output`, a docker build log)."""
+    return "\n\n".join(part for cur in _chain(exc) for part in (f"{type(cur).__name__}: {cur}", *_tool_parts(cur)))
+
+
+def tool_output(exc: BaseException) -> str:
+    """Only the tools' own output along the chain (what `cause_of` reads besides the message)."""
+    return "\n".join(part for cur in _chain(exc) for part in _tool_parts(cur))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
     cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        parts.append(f"{type(cur).__name__}: {cur}")
-        output = getattr(cur, "output", "")
-        if isinstance(output, str) and output:
-            parts.append(output)
-        log = getattr(cur, "build_log", None)
-        if log:
-            lines = [str(item.get("stream", item.get("error", ""))).rstrip() for item in log if isinstance(item, dict)]
-            parts.append("\n".join(line for line in lines if line))
+    while cur is not None and all(cur is not seen for seen in chain):
+        chain.append(cur)
         cur = cur.__cause__ or cur.__context__
-    return "\n\n".join(parts)
+    return chain
+
+
+def _tool_parts(exc: BaseException) -> list[str]:
+    parts = []
+    output = getattr(exc, "output", "")
+    if isinstance(output, str) and output:
+        parts.append(output)
+    log = getattr(exc, "build_log", None)
+    if isinstance(log, (list, tuple)):
+        # docker's BuildError carries the build log; a generator is already consumed by whoever raised.
+        lines = [str(item.get("stream", item.get("error", ""))).rstrip() for item in log if isinstance(item, dict)]
+        parts.append("\n".join(line for line in lines if line))
+    return parts
 
 
 def write_log(exc: BaseException, stage: str, log_dir: Path) -> Path:
@@ -90,7 +103,7 @@ def failure_line(stage: str, exc: BaseException, log: Path | None = None) -> str
     if not isinstance(exc, _known()):
         # A defect, not a failure we foresaw: say so, so nobody hunts for a cause in their repo.
         message = f"internal error ({type(exc).__name__}: {message})"
-    cause = cause_of(message, raw_output(exc) if log is not None else "")
+    cause = cause_of(message, tool_output(exc))
     tail = f" (full output: {log})" if log is not None else ""
     return f"error: {stage}: {cause}{tail}"
 

@@ -233,6 +233,10 @@ def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
     row.survived = stages.get("survived gates")
     row.emitted = len(summary.get("emitted", []))
     row.validated = _validated(gen_out, summary)
+    if not summary and (gen_out / "tasks").is_dir():
+        # Stopped at the time limit: no summary, but published tasks are complete (atomic renames).
+        row.emitted = sum(p.is_dir() and not p.name.startswith(".") for p in (gen_out / "tasks").iterdir())
+        row.validated = len(list((gen_out / "validation").glob("*.json")))
     if gen.code is None:
         row.stage = _stage_from_summary(summary) if summary else row.stage
         row.cause = f"over the {timeout:.0f}s limit"
@@ -308,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"» {entry.name}", file=sys.stderr, flush=True)
         entry = checkout(entry, args.out / "checkouts")
+        repo_dir.mkdir(parents=True, exist_ok=True)
         row = measure(entry, repo_dir, args.timeout_per_repo)
         done.write_text(row.model_dump_json(indent=1))
         print(f"  {row.stage}: tests={row.tests} emitted={row.emitted} validated={row.validated} {row.cause}",

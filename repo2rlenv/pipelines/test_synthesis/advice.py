@@ -72,8 +72,11 @@ def advise(skip_reasons: Counter[str] | dict[str, int], *, emitted: int, wanted:
     candidate_drops = {k: v for k, v in drops.items() if not k.startswith("function: ")}
     if candidates == 0 or not candidate_drops:
         # Nothing reached the gates: the reason is why the miner kept no function.
-        function_drops = {k: v for k, v in drops.items() if k.startswith("function: ")}
-        reason, count = max(function_drops.items(), key=lambda kv: kv[1]) if function_drops else ("no candidates", 0)
+        # Test code, vendored or tiny functions are left out in every repo; a reason that says why the
+        # package's own functions were lost comes first, however few.
+        function_drops = sorted(((k, v) for k, v in drops.items() if k.startswith("function: ")),
+                                key=lambda kv: (kv[0] not in ADVICE or kv[0] == "function: test_code", -kv[1]))
+        reason, count = function_drops[0] if function_drops else ("no candidates", 0)
     else:
         reason, count = max(candidate_drops.items(), key=lambda kv: kv[1])
     meaning, try_ = ADVICE.get(reason, _FUNCTION_FALLBACK if reason.startswith("function: ") else _FALLBACK)

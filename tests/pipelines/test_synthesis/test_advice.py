@@ -27,7 +27,7 @@ def test_no_oracle_points_at_an_llm():
 
 
 def test_no_candidates_reads_the_miners_reasons():
-    funnel = {"function: module not imported by the suite": 12, "function: too_short": 3}
+    funnel = {"function: module not imported by the suite": 12, "function: too_short": 30, "function: test_code": 40}
     advice = advise(funnel, emitted=0, wanted=3, candidates=0)
     assert advice is not None and "no function is covered by the suite" in advice.line
     assert "(function: module not imported by the suite: 12)" in advice.line
