@@ -31,6 +31,11 @@ ADVICE: dict[str, tuple[str, str]] = {
     SkipReason.timeout_on_b.value: ("the covering tests time out on B",
                                     "--pipeline-opt mutant_timeout_sec=N allows slower tests"),
     SkipReason.duplicate.value: ("candidates duplicate earlier ones", _MORE),
+    # The differential oracle's own reasons (oracle.differential.NoOracle), counted when it gives up.
+    "probe failed": ("the differential oracle's probe of the function failed (see candidates.jsonl)", f"{_LLM}; or {_MORE}"),
+    "generated tests did not separate the versions": ("the generated tests did not tell A from B", f"{_LLM}; or {_MORE}"),
+    "oracle exceeds the line budget": ("the oracles found were longer than the line budget",
+                                       f"--pipeline-opt max_test_loc=N; or {_LLM}"),
     SkipReason.no_change.value: ("the changes mined leave the code's text unchanged", _STRATEGY),
     "function: module not imported by the suite": (
         "no function is covered by the suite: coverage saw none of the package's modules imported "

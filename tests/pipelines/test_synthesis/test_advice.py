@@ -43,3 +43,10 @@ def test_every_skip_reason_that_drops_has_advice():
     for reason in SkipReason:
         if reason is not SkipReason.over_limit:
             assert reason.value in ADVICE, reason
+
+
+def test_every_no_oracle_reason_has_advice():
+    from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle
+
+    for reason in NoOracle:
+        assert reason.value in ADVICE, reason
