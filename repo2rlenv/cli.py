@@ -38,7 +38,7 @@ def _fail(exc: BaseException, state: _Failing | None = None) -> None:
     stage, code = classify(exc, running)
     if code == 2:
         # Bad input: the message is written for the user already, and nothing goes on disk.
-        click.echo(f"error: {stage}: {exc}", err=True)
+        click.echo(f"error: {stage}: {exc}" if stage else f"error: {exc}", err=True)
         sys.exit(code)
     log = None
     if state is not None and state.log_dir is not None:

@@ -54,7 +54,7 @@ class SandboxError(Repo2RLEnvError):
 class Failure(NamedTuple):
     """How one error class is reported."""
 
-    stage: str  # shown when neither the error nor the running stage names one
+    stage: str  # shown when neither the error nor the running stage names one ("" = none to show)
     exit_code: int
     running_stage_wins: bool  # a stage failure is where it ran; a user error is about the input
 
@@ -64,7 +64,8 @@ FAILURES: list[tuple[type[Exception], Failure]] = [
     (ConfigError, Failure("options", 2, running_stage_wins=False)),
     (SourceError, Failure("source", 2, running_stage_wins=False)),
     (SandboxUnavailable, Failure("sandbox", 2, running_stage_wins=False)),
-    (UserError, Failure("input", 2, running_stage_wins=False)),
+    # Input that is wrong for a command as a whole (not a dataset, a bad folder): no stage to name.
+    (UserError, Failure("", 2, running_stage_wins=False)),
     (BaselineError, Failure("baseline", 1, running_stage_wins=False)),
     (SandboxError, Failure("environment", 1, running_stage_wins=True)),
     (Repo2RLEnvError, Failure("run", 1, running_stage_wins=True)),

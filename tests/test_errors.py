@@ -16,7 +16,7 @@ from repo2rlenv.errors import (FAILURES, BaselineError, ConfigError, Repo2RLEnvE
      # A user error raised late (say, commit_pair on a plain directory) is still about the input.
      (SourceError("needs git history"), "mining", ("source", 2)),
      (SandboxUnavailable("no Docker daemon"), None, ("sandbox", 2)),
-     (UserError("not a dataset"), None, ("input", 2)),
+     (UserError("not a dataset"), "validate", ("", 2)),
      (BaselineError("no test passes at the ref"), "baseline", ("baseline", 1)),
      # A sandbox error is where it happened: an image build, or the coverage report of the baseline.
      (SandboxError("image build failed"), "environment", ("environment", 1)),
