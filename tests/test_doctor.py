@@ -60,7 +60,8 @@ def test_doctor_names_each_problem(tmp_path, make_repo, tiny_package, docker_rea
 
 def test_doctor_bad_input_is_exit_2(tmp_path):
     res = cli("doctor", "--repo", "/definitely/not/here", "--out", str(tmp_path / "doc"))
-    assert res.returncode == 2 and res.stderr.strip().startswith("error: source: repository not found")
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert res.returncode == 2 and len(errors) == 1 and errors[0].startswith("error: source: repository not found")
     assert not (tmp_path / "doc").exists()
 
 
