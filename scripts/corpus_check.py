@@ -206,7 +206,8 @@ def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
     """doctor, then a small generate, within `timeout` seconds in all."""
     row = CorpusRow(repo=entry.name, backend=backend_of(entry.spec))
     deadline = time.monotonic() + timeout
-    doctor = run_cli(["doctor", "--repo", entry.spec, "--sandbox", "docker", "--json"], repo_dir / "doctor.log",
+    doctor = run_cli(["doctor", "--repo", entry.spec, "--sandbox", "docker", "--out", str(repo_dir / "doctor"),
+                      "--json"], repo_dir / "doctor.log",
                      deadline - time.monotonic())
     report = _json_tail(doctor.stdout) or {}
     if report:
