@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -240,7 +241,7 @@ def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
         row.validated = len(list((gen_out / "validation").glob("*.json")))
     if gen.code is None:
         row.stage = _stage_from_summary(summary) if summary else row.stage
-        row.cause = f"over the {timeout:.0f}s limit"
+        row.cause = f"over the {timeout:.0f}s limit{_decided_so_far(gen_out)}"
     elif gen.code == 0:
         row.stage = "done"
         if row.validated < TARGET_TASKS:
@@ -268,6 +269,21 @@ def _validated(out: Path, summary: dict) -> int:
         if _read_json(out / "validation" / f"{task_id}.json") is not None:
             count += 1
     return count
+
+
+def _decided_so_far(out: Path) -> str:
+    """What the journal of a run stopped at the limit had decided: ' after N candidates (reason: n, …)'."""
+    reasons: Counter[str] = Counter()
+    for journal in out.glob(".r2e-state/*.jsonl"):
+        for line in journal.read_text().splitlines():
+            try:
+                reasons[json.loads(line).get("skip_reason") or "emitted"] += 1
+            except json.JSONDecodeError:
+                continue  # the line being written when the run was stopped
+    if not reasons:
+        return ""
+    top = ", ".join(f"{k}: {v}" for k, v in reasons.most_common(3))
+    return f" after {sum(reasons.values())} candidates decided ({top})"
 
 
 def _stage_from_summary(summary: dict) -> str:

@@ -90,3 +90,12 @@ def test_resumes_repos_already_measured(corpus, tmp_path: Path, monkeypatch):
     assert (tmp_path / "out" / "repos" / "b+new" / "result.json").is_file()
     assert "| b/new | ? | baseline |" in (tmp_path / "out" / "corpus.md").read_text()
     assert "1/2 (50%)" in (tmp_path / "out" / "corpus.md").read_text()
+
+
+def test_a_run_stopped_at_the_limit_says_how_far_it_got(corpus, tmp_path: Path):
+    state = tmp_path / ".r2e-state"
+    state.mkdir()
+    lines = ['{"skip_reason": "killed by existing tests"}'] * 3 + ['{"skip_reason": null}', '{"skip_re']
+    (state / "k.jsonl").write_text("\n".join(lines))
+    assert corpus._decided_so_far(tmp_path) == " after 4 candidates decided (killed by existing tests: 3, emitted: 1)"
+    assert corpus._decided_so_far(tmp_path / "none") == ""
