@@ -8,6 +8,7 @@ blocking when generate cannot emit anything past it; doctor exits 0 when no prob
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.config import GenerateConfig
-from repo2rlenv.errors import Repo2RLEnvError, UserError, classify
+from repo2rlenv.errors import BaselineError, Repo2RLEnvError, UserError, classify
 from repo2rlenv.failures import cause_of, tool_output, write_log
 from repo2rlenv.progress import Reporter
 
@@ -171,6 +172,8 @@ def _check_baseline_and_mining(ctx: Any, options: Any, ref: Any, report: DoctorR
         stage, _ = classify(exc, "baseline")
         report.problems.append(Problem.of("baseline_failed", write_log(exc, stage, log_dir),
                                           cause=cause_of(str(exc), tool_output(exc))))
+        if isinstance(exc, BaselineError) and "timed out" not in str(exc) and "did not finish" not in str(exc):
+            report.problems += diagnose_failed_baseline(ref.runner, timeout=options.suite_timeout_sec)
         return
     report.stage_reached = "baseline"
     report.tests, report.stable_passing = baseline.total, len(baseline.stable_passing)
@@ -192,6 +195,54 @@ def _check_baseline_and_mining(ctx: Any, options: Any, ref: Any, report: DoctorR
         return
     reason, count = max(skipped.items(), key=lambda kv: kv[1]) if skipped else ("no function found", 0)
     report.problems.append(Problem.of("no_candidates", reason=reason, count=count))
+
+
+_COLLECTING = re.compile(r"ERROR collecting (\S+)")
+_E_LINE = re.compile(r"^E\s+(.+)$")
+
+
+def collection_errors(runner: Any, *, timeout: float) -> dict[str, str]:
+    """File → pytest's own error line, from one `pytest --collect-only` in the session (the baseline's
+    reports say only "collection failure")."""
+    session = runner.session
+    args = runner.pytest_args() if hasattr(runner, "pytest_args") else ["-p", "no:cacheprovider"]
+    try:
+        res = session.exec([session.python, "-m", "pytest", "--collect-only", "-q", *args], cwd=session.workspace,
+                           env={"PYTHONPATH": runner.pythonpath(session.workspace)}, timeout=timeout)
+    except Repo2RLEnvError:
+        return {}
+    errors: dict[str, str] = {}
+    current = None
+    for line in f"{res.stdout}\n{res.stderr}".splitlines():
+        header = _COLLECTING.search(line)
+        if header:
+            current = header[1]
+            errors[current] = ""
+        elif current and not errors[current] and _E_LINE.match(line):
+            errors[current] = _E_LINE.match(line)[1].strip()
+    return errors
+
+
+def diagnose_failed_baseline(runner: Any, *, timeout: float) -> list[Problem]:
+    """Why no test passed: files that fail to collect (pytest --collect-only) and tests that fail (one plain
+    run) — the baseline's error says only how many were collected."""
+    problems = []
+    errors = collection_errors(runner, timeout=timeout)
+    if errors:
+        first, why = sorted(errors.items())[0]
+        files = ", ".join(sorted(errors)[:3]) + (" …" if len(errors) > 3 else "")
+        problems.append(Problem.of("collection_errors", count=len(errors),
+                                   files=f"{files} (first: {why})" if why else files))
+    try:
+        run = runner.run(timeout=timeout)
+    except Repo2RLEnvError:
+        return problems
+    failing = {n: r.message for n, r in run.results.items() if r.outcome.value in ("failed", "error") and "::" in n}
+    if failing:
+        first, message = sorted(failing.items())[0]
+        problems.append(Problem.of("failing_at_ref", count=len(failing),
+                                   first=f"{first}: {message}" if message else first))
+    return problems
 
 
 def baseline_problems(baseline: Any) -> list[Problem]:

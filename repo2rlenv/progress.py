@@ -10,6 +10,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from rich.markup import escape
+
 
 class Reporter:
     """Stage headers, status lines and per-item progress bars, written to stderr."""
@@ -28,7 +30,8 @@ class Reporter:
 
     def info(self, message: str) -> None:
         if self._console is not None:
-            self._console.print(message, markup=False)
+            # soft_wrap: a message stays one line (a log path, a cause) however narrow the terminal.
+            self._console.print(message, markup=False, soft_wrap=True)
 
     def stage(self, message: str, name: str | None = None) -> None:
         """A stage header; `name` also records which stage runs (see `current_stage`)."""
@@ -47,14 +50,15 @@ class Reporter:
     def warn(self, message: str) -> None:
         # Warnings go to stderr even in --json mode: they matter more than tidy output.
         if self._console is not None:
-            self._console.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+            self._console.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
         else:
             print(f"warning: {message}", file=sys.stderr)
 
     def error(self, message: str) -> None:
+        """A problem line (doctor's blocking problems); the failing command's own line is the CLI's."""
         # Like warnings, errors reach stderr in --json mode too.
         if self._console is not None:
-            self._console.print(f"[red]error:[/red] {message}", highlight=False)
+            self._console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
         else:
             print(f"error: {message}", file=sys.stderr)
 

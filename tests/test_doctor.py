@@ -58,6 +58,20 @@ def test_doctor_names_each_problem(tmp_path, make_repo, tiny_package, docker_rea
     assert res.returncode == 1 and lines["no_covered_function"] in text and "detected" in text
 
 
+def test_doctor_says_why_no_test_passes(tmp_path, make_repo, tiny_package, docker_ready):
+    files = tiny_package("def test_a():\n    assert 0\n")
+    files["tests/test_extra.py"] = "import r2e_no_such_module\n\ndef test_b():\n    pass\n"
+    root = make_repo(files, commit=False)
+    code, report, _ = _doctor(tmp_path, root)
+    assert code == 1 and report["stage_reached"] == "environment"
+    problems = {p["kind"]: p for p in report["problems"]}
+    assert problems["baseline_failed"]["blocking"] and problems["baseline_failed"]["stage"] == "baseline"
+    assert Path(problems["baseline_failed"]["log"]).is_file()
+    assert problems["collection_errors"]["line"] == (
+        "1 files fail to collect: tests/test_extra.py (first: ModuleNotFoundError: No module named "
+        "'r2e_no_such_module')")
+
+
 def test_doctor_bad_input_is_exit_2(tmp_path):
     res = cli("doctor", "--repo", "/definitely/not/here", "--out", str(tmp_path / "doc"))
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
