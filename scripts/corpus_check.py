@@ -204,29 +204,48 @@ def backend_of(spec: str) -> str:
 
 
 def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
-    """doctor, then a small generate, within `timeout` seconds in all."""
-    row = CorpusRow(repo=entry.name, backend=backend_of(entry.spec))
+    """doctor, then a small generate, within `timeout` seconds in all; the row is read from their logs."""
     deadline = time.monotonic() + timeout
     doctor = run_cli(["doctor", "--repo", entry.spec, "--sandbox", "docker", "--out", str(repo_dir / "doctor"),
-                      "--json"], repo_dir / "doctor.log",
-                     deadline - time.monotonic())
-    report = _json_tail(doctor.stdout) or {}
+                      "--json"], repo_dir / "doctor.log", deadline - time.monotonic())
+    refused = doctor.code == 2 and "No such command" not in doctor.stderr  # bad input: generate would say the same
+    if doctor.code is not None and not refused:
+        run_cli(["generate", "--repo", entry.spec, "--out", str(repo_dir / "out"), *GENERATE_OPTS, "--json"],
+                repo_dir / "generate.log", deadline - time.monotonic())
+    return read_row(entry, repo_dir, timeout)
+
+
+def read_log(path: Path) -> Run | None:
+    """A log `run_cli` wrote, back as a Run (None when the command never ran)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    match = re.search(r"^# exit (\S+) after (\d+)s\n--- stdout\n(.*)\n--- stderr\n(.*)\n\Z", text, re.S | re.M)
+    if match is None:
+        return None
+    code = None if match[1] == "None" else int(match[1])
+    return Run(code=code, seconds=float(match[2]), stdout=match[3], stderr=match[4])
+
+
+def read_row(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
+    """One repo's row from doctor.log, generate.log and the generate output under repo_dir."""
+    row = CorpusRow(repo=entry.name, backend=backend_of(entry.spec))
+    doctor, gen = read_log(repo_dir / "doctor.log"), read_log(repo_dir / "generate.log")
+    report = (_json_tail(doctor.stdout) if doctor else None) or {}
     if report:
         row.backend = report.get("backend") or row.backend
         row.tests = report.get("tests")
         row.stage = report.get("stage_reached", row.stage)
-    if doctor.code is None:
+    seconds = (doctor.seconds if doctor else 0.0) + (gen.seconds if gen else 0.0)
+    if doctor is not None and doctor.code is None:
         row.cause = f"doctor: over the {timeout:.0f}s limit"
-        return _finish(row, doctor.seconds)
-    if doctor.code == 2 or not report:
-        # An unknown command (an older checkout) or input the tool refused: generate still says more.
-        stage, cause = error_line(doctor.stderr)
-        if doctor.code == 2 and "No such command" not in doctor.stderr:
-            row.stage, row.cause = stage or "source", cause
-            return _finish(row, doctor.seconds)
+        return _finish(row, seconds)
+    if gen is None:
+        stage, cause = error_line(doctor.stderr) if doctor else (None, "not run")
+        row.stage, row.cause = stage or "source", cause
+        return _finish(row, seconds)
     gen_out = repo_dir / "out"
-    gen = run_cli(["generate", "--repo", entry.spec, "--out", str(gen_out), *GENERATE_OPTS, "--json"],
-                  repo_dir / "generate.log", deadline - time.monotonic())
     summary = _json_tail(gen.stdout) or _read_json(gen_out / "summary.json") or {}
     stages = summary.get("stages", {})
     baseline = summary.get("baseline") or {}
@@ -239,19 +258,24 @@ def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
         # Stopped at the time limit: no summary, but published tasks are complete (atomic renames).
         row.emitted = sum(p.is_dir() and not p.name.startswith(".") for p in (gen_out / "tasks").iterdir())
         row.validated = len(list((gen_out / "validation").glob("*.json")))
+    advice = summary.get("advice") if isinstance(summary.get("advice"), dict) else {}
     if gen.code is None:
         row.stage = _stage_from_summary(summary) if summary else row.stage
         row.cause = f"over the {timeout:.0f}s limit{_decided_so_far(gen_out)}"
     elif gen.code == 0:
         row.stage = "done"
-        if row.validated < TARGET_TASKS:
-            row.cause = summary.get("advice", {}).get("line", "") if isinstance(summary.get("advice"), dict) else ""
+        row.cause = advice.get("line", "") if row.validated < TARGET_TASKS else ""
     else:
         stage, cause = error_line(gen.stderr)
         row.stage = stage or (_stage_from_summary(summary) if summary else "error")
-        advice = summary.get("advice")
-        row.cause = cause if not summary else (advice.get("line", cause) if isinstance(advice, dict) else cause)
-    return _finish(row, doctor.seconds + gen.seconds)
+        row.cause = advice.get("line", cause) if summary else cause
+    if row.stage != "done":
+        # doctor's narrower lines (a file that fails to collect and why) say more than generate's one line.
+        extra = [f"{p['stage']}: {p['line']}" for p in report.get("problems", [])
+                 if p.get("kind") in ("collection_errors", "failing_at_ref", "needs_network")]
+        if extra:
+            row.cause = "; ".join([row.cause, *extra[:2]])
+    return _finish(row, seconds)
 
 
 def _read_json(path: Path) -> dict | None:
@@ -301,7 +325,7 @@ def _stage_from_summary(summary: dict) -> str:
 
 def _finish(row: CorpusRow, seconds: float) -> CorpusRow:
     row.seconds = round(seconds, 1)
-    row.cause = row.cause[:300]
+    row.cause = row.cause[:400]
     return row
 
 
@@ -312,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-per-repo", type=float, default=900.0)
     parser.add_argument("--mirror", type=Path, default=None)
     parser.add_argument("--only", nargs="*", default=None, help="Measure only these names of the list.")
+    parser.add_argument("--rerender", action="store_true",
+                        help="Rebuild every row from the logs already under --out, running nothing.")
     args = parser.parse_args(argv)
     if not args.list.is_file():
         print(f"error: list not found: {args.list}", file=sys.stderr)
@@ -324,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     for entry in entries:
         repo_dir = args.out / "repos" / slug(entry.name)
         done = repo_dir / "result.json"
+        if args.rerender:
+            if repo_dir.is_dir():
+                row = read_row(checkout(entry, args.out / "checkouts"), repo_dir, args.timeout_per_repo)
+                done.write_text(row.model_dump_json(indent=1))
+                rows.append(row)
+            continue
         if done.is_file():
             rows.append(CorpusRow.model_validate_json(done.read_text()))
             continue

@@ -99,3 +99,23 @@ def test_a_run_stopped_at_the_limit_says_how_far_it_got(corpus, tmp_path: Path):
     (state / "k.jsonl").write_text("\n".join(lines))
     assert corpus._decided_so_far(tmp_path) == " after 4 candidates decided (killed by existing tests: 3, emitted: 1)"
     assert corpus._decided_so_far(tmp_path / "none") == ""
+
+
+def _log(path: Path, code, stdout: str, stderr: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"$ repo2rlenv x\n# exit {code} after 12s\n--- stdout\n{stdout}\n--- stderr\n{stderr}\n")
+
+
+def test_row_read_back_from_the_logs(corpus, tmp_path: Path):
+    doctor = {"backend": "flit_core.buildapi", "tests": None, "stage_reached": "environment",
+              "problems": [{"kind": "baseline_failed", "stage": "baseline", "line": "no test passes at the ref"},
+                           {"kind": "collection_errors", "stage": "baseline",
+                            "line": "1 files fail to collect: t/test_x.py (first: ModuleNotFoundError: freezegun)"}]}
+    _log(tmp_path / "doctor.log", 1, json.dumps(doctor), "")
+    _log(tmp_path / "generate.log", 1, "", "» opening\nerror: baseline: no test passes at the ref (full output: L)")
+    entry = corpus.RepoEntry(name="pallets/itsdangerous", spec=str(tmp_path / "nowhere"))
+    row = corpus.read_row(entry, tmp_path, 480)
+    assert (row.backend, row.stage, row.emitted, row.seconds) == ("flit_core.buildapi", "baseline", 0, 24.0)
+    assert row.cause == ("no test passes at the ref (full output: L); baseline: 1 files fail to collect: "
+                         "t/test_x.py (first: ModuleNotFoundError: freezegun)")
+    assert corpus.read_log(tmp_path / "missing.log") is None
