@@ -15,7 +15,7 @@ from repo2rlenv import atomic
 
 _MAX_CAUSE = 240
 
-# (pattern in the raw output, cause). The first match wins; `{0}` is the pattern's first group.
+# (pattern in the message or raw output, cause). The first match wins; `{0}` is the pattern's first group.
 CAUSES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"setuptools[-_]scm was unable to detect version|Error getting the version from source .vcs."
                 r"|unable to detect version|LookupError: .*version", re.I),
@@ -26,13 +26,18 @@ CAUSES: list[tuple[re.Pattern[str], str]] = [
      "pip found no version of {0} that fits"),
     (re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?", re.I),
      "a module is missing: {0} (a test or build dependency not installed)"),
-    (re.compile(r"metadata-generation-failed", re.I), "pip could not build the project's metadata"),
-    (re.compile(r"subprocess-exited-with-error", re.I), "a build step of the project failed inside pip"),
     (re.compile(r"No data (?:was collected|to report)", re.I),
      "coverage recorded no data (the repo's own coverage settings, e.g. --cov in addopts, may take over)"),
     (re.compile(r"(?:Temporary failure in name resolution|Network is unreachable|Name or service not known)", re.I),
      "the network is unreachable from the sandbox"),
 ]
+# pip's summaries of a failed build: they say that it failed, not why — the build's own exception line, when
+# there is one, is added to them.
+GENERIC: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"metadata-generation-failed", re.I), "pip could not build the project's metadata"),
+    (re.compile(r"subprocess-exited-with-error", re.I), "a build step of the project failed inside pip"),
+]
+_NAMED = re.compile(r"^\w+(?:Error|Exception)\b:?.*")
 _TELLING = re.compile(r"^(?:error|ERROR|E  |\w+Error:|fatal:)")
 # Colour codes pip and pytest write even into logs ("\x1b[91merror: …", or "[91m" once the escape is lost).
 _ANSI = re.compile(r"(?:\x1b)?\[[0-9;]*m")
@@ -47,13 +52,18 @@ def cause_of(message: str, output: str = "") -> str:
         if match:
             return _short(cause.format(*(g.strip() for g in match.groups())))
     head = message.strip().splitlines()[0] if message.strip() else ""
-    telling = [ln.strip() for ln in re.split(r"\n| \| ", output) if _TELLING.match(ln.strip())]
-    if telling:
+    lines = [ln.strip() for ln in re.split(r"\n| \| ", output) if ln.strip()]
+    named = [ln for ln in lines if _NAMED.match(ln)]
+    for pattern, cause in GENERIC:
+        if pattern.search(text):
+            return _short(f"{cause}: {named[-1]}" if named else cause)
+    telling = [ln for ln in lines if _TELLING.match(ln)]
+    if telling and not re.search(r"\w+(?:Error|Exception)\b", head):
         # Messages that embed a tool's tail ("… failed: line | line | line") keep their own words and the
         # tool's last error line instead of the whole tail.
         what = head.split(": ")[0] if head else "failed"
         return _short(f"{what}: {telling[-1]}")
-    return _short(head.split(" | ")[0] or "failed without a message")
+    return _short(head.split(" | ")[0] or (telling[-1] if telling else "failed without a message"))
 
 
 def raw_output(exc: BaseException) -> str:

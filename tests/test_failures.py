@@ -26,6 +26,18 @@ def test_cause_table(message, output, needle):
     assert needle in cause_of(message, output)
 
 
+def test_a_generic_pip_summary_gets_the_builds_own_exception():
+    output = "Traceback …\nValueError: project.version must be set\n[end of output]\nerror: metadata-generation-failed"
+    assert cause_of("building failed", output) == ("pip could not build the project's metadata: "
+                                                   "ValueError: project.version must be set")
+
+
+def test_a_message_that_names_its_cause_keeps_it():
+    # The sandbox names the build's exception in its message (sandbox.base.build_failure): not replaced.
+    cause = cause_of("building the sandbox image for x failed: KeyError: 'name'", "ERROR: pip noise\nmore")
+    assert cause == "building the sandbox image for x failed: KeyError: 'name'"
+
+
 def test_unknown_output_keeps_the_message_and_the_last_error_line():
     cause = cause_of("building the image failed: a | b | c", "Step 3/5\nERROR: pip is sad\nmore noise")
     assert cause == "building the image failed: ERROR: pip is sad"
