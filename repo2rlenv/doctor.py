@@ -23,7 +23,8 @@ from repo2rlenv.progress import Reporter
 
 # Problem kind → (stage, line template, blocking). Templates read the problem's `facts`.
 PROBLEMS: dict[str, tuple[str, str, bool]] = {
-    "environment_failed": ("environment", "pip could not build the project: {cause}", True),
+    # The cause reads as a sentence of its own ("pip could not build the project's metadata: LookupError: …").
+    "environment_failed": ("environment", "{cause}", True),
     "session_failed": ("environment", "the sandbox could not run the environment: {cause}", True),
     "baseline_failed": ("baseline", "{cause}", True),
     "needs_network": ("baseline", "tests need network: {count} quarantined", False),
