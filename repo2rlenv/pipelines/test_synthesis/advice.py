@@ -85,6 +85,6 @@ def advise(skip_reasons: Counter[str] | dict[str, int], *, emitted: int, wanted:
     else:
         reason, count = max(candidate_drops.items(), key=lambda kv: kv[1])
     meaning, try_ = ADVICE.get(reason, _FUNCTION_FALLBACK if reason.startswith("function: ") else _FALLBACK)
-    line = (f"emitted {emitted} of {wanted}: {meaning} ({reason}: {count}). Try {try_}"
-            if count else f"emitted {emitted} of {wanted}: {meaning}. Try {try_}")
+    line = (f"emitted {emitted} of {wanted}: {meaning} ({reason}: {count}). To try: {try_}"
+            if count else f"emitted {emitted} of {wanted}: {meaning}. To try: {try_}")
     return Advice(emitted=emitted, wanted=wanted, reason=reason, count=count, meaning=meaning, try_=try_, line=line)
