@@ -20,7 +20,7 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
                           env={**os.environ, **(env or {})}, cwd=cwd, timeout=600)
 
 
-@pytest.mark.parametrize("command", [[], ["generate"], ["demo"]])
+@pytest.mark.parametrize("command", [[], ["generate"], ["demo"], ["doctor"]])
 def test_help_on_every_command(command):
     res = cli(*command, "--help")
     assert res.returncode == 0
