@@ -25,7 +25,7 @@ from repo2rlenv.progress import Reporter
 PROBLEMS: dict[str, tuple[str, str, bool]] = {
     # The cause reads as a sentence of its own ("pip could not build the project's metadata: LookupError: …").
     "environment_failed": ("environment", "{cause}", True),
-    "session_failed": ("environment", "the sandbox could not run the environment: {cause}", True),
+    "stage_failed": ("source", "{cause}", True),  # reported under the stage that failed
     "baseline_failed": ("baseline", "{cause}", True),
     "needs_network": ("baseline", "tests need network: {count} quarantined", False),
     "collection_errors": ("baseline", "{count} files fail to collect: {files}", False),
@@ -51,9 +51,9 @@ class Problem(BaseModel):
     log: str | None = None
 
     @classmethod
-    def of(cls, kind: str, log: Path | None = None, **facts: Any) -> "Problem":
-        stage, template, blocking = PROBLEMS[kind]
-        return cls(kind=kind, stage=stage, line=template.format(**facts), blocking=blocking,
+    def of(cls, kind: str, log: Path | None = None, stage: str | None = None, **facts: Any) -> "Problem":
+        default_stage, template, blocking = PROBLEMS[kind]
+        return cls(kind=kind, stage=stage or default_stage, line=template.format(**facts), blocking=blocking,
                    log=str(log) if log else None)
 
     def render(self) -> str:
@@ -143,12 +143,12 @@ def run_doctor(config: GenerateConfig, reporter: Reporter, log_dir: Path) -> Doc
             ref = open_ref(ctx)
         except UserError:
             raise
-        except Exception as exc:
+        except Repo2RLEnvError as exc:  # a defect is not a problem of the repo: the CLI reports it as one
             stage, _ = classify(exc, reporter.current_stage)
             report.detected = describe_plan(getattr(job.sandbox, "plan", None))
             report.backend = _backend(report.detected, work / "a")
-            kind = "environment_failed" if reporter.current_stage == "environment" else "session_failed"
-            report.problems.append(Problem.of(kind, write_log(exc, stage, log_dir),
+            kind = "environment_failed" if stage == "environment" else "stage_failed"
+            report.problems.append(Problem.of(kind, write_log(exc, stage, log_dir), stage=stage,
                                               cause=cause_of(str(exc), tool_output(exc))))
             return report
         report.stage_reached = "environment"

@@ -85,6 +85,7 @@ def test_problem_table_renders_every_kind():
         problem = Problem.of(kind, **facts)
         assert problem.render().startswith(f"{stage}: ")
     assert Problem.of("needs_network", count=12).render() == "baseline: tests need network: 12 quarantined"
+    assert Problem.of("stage_failed", stage="source", cause="c").render() == "source: c"
     assert DoctorReport(repo="x", problems=[Problem.of("flaky", count=1, first="t")]).ok
     assert not DoctorReport(repo="x", problems=[Problem.of("baseline_failed", cause="c")]).ok
 
@@ -111,5 +112,5 @@ def test_describe_prefers_the_plans_own_rows():
 @pytest.mark.parametrize("kind", sorted(PROBLEMS))
 def test_blocking_kinds_are_the_ones_generate_cannot_pass(kind):
     blocking = PROBLEMS[kind][2]
-    assert blocking == (kind in {"environment_failed", "session_failed", "baseline_failed", "no_covered_function",
+    assert blocking == (kind in {"environment_failed", "stage_failed", "baseline_failed", "no_covered_function",
                                  "no_candidates"})
