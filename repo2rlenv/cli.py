@@ -197,6 +197,7 @@ def demo(out: Path, sandbox: str, limit: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> None:
     """Run every task of DATASET as Harbor would: oracle must score 1.0, an empty submission 0.0."""
+    state = _Failing()
 
     def body() -> int:
         from repo2rlenv.errors import UserError
@@ -212,6 +213,8 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
 
             docker_client()
         reporter = Reporter(quiet=as_json)
+        reporter.current_stage = "validate"  # a sandbox failure here is validation's, not an image build's
+        state.reporter = reporter
         results = validate_dataset(dataset, mode=mode, only_changed=not revalidate_all, progress=reporter.info)
         rows = [[r.task_id, r.oracle.reward, r.empty.reward, r.existing.reward if r.existing else "-",
                  "ok" if r.ok else "FAIL"] for r in results]
@@ -220,7 +223,7 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
             click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
         return 0 if all(r.ok for r in results) else 1
 
-    _guard(body)
+    _guard(body, state)
 
 
 def _register_commands() -> None:
