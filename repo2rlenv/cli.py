@@ -1,7 +1,9 @@
 """The command line. A thin layer: parse flags, call library code, turn errors into exit codes.
 
-Exit codes: 0 = at least one task emitted / command succeeded, 1 = ran but produced nothing (or a
-validation failed), 2 = usage, config or input error (one clear line on stderr).
+Exit codes: 0 = at least one task emitted / command succeeded, 1 = a stage failed on the repository or
+the run produced nothing (or a validation failed), 2 = usage, config or input error. Either failure is
+one line on stderr, `error: STAGE: cause`; a stage failure adds `(full output: LOG)`, the raw pip/pytest
+output under --out/logs/. The table is `repo2rlenv.errors.FAILURES`.
 """
 
 from __future__ import annotations
@@ -19,20 +21,44 @@ from repo2rlenv.errors import Repo2RLEnvError
 EXAMPLE_REPO = Path(__file__).resolve().parent.parent / "examples" / "minicart"
 
 
-def _fail(exc: Repo2RLEnvError) -> None:
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(exc.exit_code)
+class _Failing:
+    """What a command's failure line needs: where the stage is tracked, and where its log may go."""
+
+    def __init__(self) -> None:
+        self.reporter: Any = None
+        self.log_dir: Path | None = None
 
 
-def _guard(fn: Callable[[], int]) -> None:
-    """Run a command body; known errors become one line and their exit code."""
+def _fail(exc: BaseException, state: _Failing | None = None) -> None:
+    """One line `error: STAGE: cause`, and for a stage that failed on the repo the raw output in a log."""
+    from repo2rlenv.errors import classify
+    from repo2rlenv.failures import failure_line, write_log
+
+    running = state.reporter.current_stage if state is not None and state.reporter is not None else None
+    stage, code = classify(exc, running)
+    if code == 2:
+        # Bad input: the message is written for the user already, and nothing goes on disk.
+        click.echo(f"error: {stage}: {exc}" if stage else f"error: {exc}", err=True)
+        sys.exit(code)
+    log = None
+    if state is not None and state.log_dir is not None:
+        try:
+            log = write_log(exc, stage, state.log_dir)
+        except OSError:
+            log = None
+    click.echo(failure_line(stage, exc, log), err=True)
+    sys.exit(code)
+
+
+def _guard(fn: Callable[..., int], state: _Failing | None = None) -> None:
+    """Run a command body; errors become one line and their exit code (see repo2rlenv.errors.FAILURES)."""
     try:
         code = fn()
-    except Repo2RLEnvError as exc:
-        _fail(exc)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+    except (Repo2RLEnvError, Exception) as exc:  # noqa: B014 - a defect gets one line and a log, too
+        _fail(exc, state)
     sys.exit(code)
 
 
@@ -72,7 +98,8 @@ def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool, verbose: bool = False) -> int:
+def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool, verbose: bool = False,
+                  state: _Failing | None = None) -> int:
     from repo2rlenv.config import build_config, load_config_file, parse_pipeline_opts
     from repo2rlenv.generate import run_generate
     from repo2rlenv.progress import Reporter
@@ -88,6 +115,10 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
     flags["pipeline_opts"] = opts
     config = build_config(file_values, flags)
     reporter = Reporter(quiet=as_json, verbose=verbose)
+    if state is not None:
+        from repo2rlenv.generate import LOGS_DIR
+
+        state.reporter, state.log_dir = reporter, config.out / LOGS_DIR
     result = run_generate(config, reporter)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
@@ -98,7 +129,46 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
 @_generate_options
 def generate(config_file: Path | None, as_json: bool, verbose: bool, **flags: Any) -> None:
     """Mine broken/fixed pairs of a repo and write Harbor tasks."""
-    _guard(lambda: _run_generate(flags, config_file, as_json, verbose))
+    state = _Failing()
+    _guard(lambda: _run_generate(flags, config_file, as_json, verbose, state), state)
+
+
+@main.command()
+@click.option("--repo", default=None, help="Local path, git URL, or GitHub owner/name.")
+@click.option("--ref", default=None, help="Branch, tag or commit (default: HEAD).")
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default=None,
+              help="Where repo code runs (default: auto = Docker when a daemon answers).")
+@click.option("--base-image", default=None, help="Base image for the sandbox.")
+@click.option("--ca-bundle", type=click.Path(path_type=Path), default=None,
+              help="PEM bundle to trust inside image builds (TLS-intercepting proxies).")
+@click.option("--pipeline-opt", "pipeline_opt", multiple=True, metavar="KEY=VALUE",
+              help="Pipeline option, as for generate (e.g. suite_timeout_sec=600). Repeatable.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("r2e-doctor"), show_default=True,
+              help="Where logs of failed stages go (under logs/).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+def doctor(as_json: bool, **flags: Any) -> None:
+    """Check a repo before generating: what was detected, does the environment build, does the baseline
+    pass, is any function covered. Ends with one line per problem; exit 0 when generate can proceed."""
+    state = _Failing()
+
+    def body() -> int:
+        from repo2rlenv.config import build_config, parse_pipeline_opts
+        from repo2rlenv.doctor import print_report, run_doctor
+        from repo2rlenv.generate import LOGS_DIR
+        from repo2rlenv.progress import Reporter
+
+        flags["pipeline_opts"] = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
+        config = build_config({}, flags)
+        reporter = Reporter(quiet=as_json)
+        state.reporter, state.log_dir = reporter, config.out / LOGS_DIR
+        report = run_doctor(config, reporter, state.log_dir)
+        if as_json:
+            click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
+        else:
+            print_report(report, reporter)
+        return 0 if report.ok else 1
+
+    _guard(body, state)
 
 
 @main.command()
@@ -115,7 +185,8 @@ def demo(out: Path, sandbox: str, limit: int, as_json: bool) -> None:
         "repo": str(EXAMPLE_REPO), "out": out, "sandbox": sandbox,
         "pipeline_opt": ("strategy=mutation", f"limit={limit}"),
     }
-    _guard(lambda: _run_generate(flags, None, as_json))
+    state = _Failing()
+    _guard(lambda: _run_generate(flags, None, as_json, state=state), state)
 
 
 @main.command()
@@ -126,6 +197,7 @@ def demo(out: Path, sandbox: str, limit: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> None:
     """Run every task of DATASET as Harbor would: oracle must score 1.0, an empty submission 0.0."""
+    state = _Failing()
 
     def body() -> int:
         from repo2rlenv.errors import UserError
@@ -141,6 +213,8 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
 
             docker_client()
         reporter = Reporter(quiet=as_json)
+        reporter.current_stage = "validate"  # a sandbox failure here is validation's, not an image build's
+        state.reporter = reporter
         results = validate_dataset(dataset, mode=mode, only_changed=not revalidate_all, progress=reporter.info)
         rows = [[r.task_id, r.oracle.reward, r.empty.reward, r.existing.reward if r.existing else "-",
                  "ok" if r.ok else "FAIL"] for r in results]
@@ -149,7 +223,7 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
             click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
         return 0 if all(r.ok for r in results) else 1
 
-    _guard(body)
+    _guard(body, state)
 
 
 def _register_commands() -> None:

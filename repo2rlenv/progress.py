@@ -10,6 +10,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from rich.markup import escape
+
 
 class Reporter:
     """Stage headers, status lines and per-item progress bars, written to stderr."""
@@ -17,6 +19,9 @@ class Reporter:
     def __init__(self, *, quiet: bool = False, verbose: bool = False):
         self.quiet = quiet
         self.verbose = verbose
+        # The stage running now (source, environment, baseline, mining, gates, synthesis, emit, validate):
+        # a failure that does not name its own stage is reported as this one.
+        self.current_stage: str | None = None
         self._console: Any = None
         if not quiet:
             from rich.console import Console
@@ -25,18 +30,37 @@ class Reporter:
 
     def info(self, message: str) -> None:
         if self._console is not None:
-            self._console.print(message, markup=False)
+            # soft_wrap: a message stays one line (a log path, a cause) however narrow the terminal.
+            self._console.print(message, markup=False, soft_wrap=True)
 
-    def stage(self, message: str) -> None:
+    def stage(self, message: str, name: str | None = None) -> None:
+        """A stage header; `name` also records which stage runs (see `current_stage`)."""
+        if name is not None:
+            self.current_stage = name
         if self._console is not None:
             self._console.print(f"[bold]» {message}[/bold]")
+
+    @contextmanager
+    def in_stage(self, name: str) -> Iterator[None]:
+        """Run a block as stage `name` (no header), then restore the stage that ran before."""
+        previous, self.current_stage = self.current_stage, name
+        yield  # on an exception the failing stage stays current, for the error line
+        self.current_stage = previous
 
     def warn(self, message: str) -> None:
         # Warnings go to stderr even in --json mode: they matter more than tidy output.
         if self._console is not None:
-            self._console.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+            self._console.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
         else:
             print(f"warning: {message}", file=sys.stderr)
+
+    def error(self, message: str) -> None:
+        """A problem line (doctor's blocking problems); the failing command's own line is the CLI's."""
+        # Like warnings, errors reach stderr in --json mode too.
+        if self._console is not None:
+            self._console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+        else:
+            print(f"error: {message}", file=sys.stderr)
 
     def table(self, title: str, columns: list[str], rows: list[list[Any]]) -> None:
         if self._console is None:

@@ -66,6 +66,11 @@ def default_cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "repo2rlenv"
 
 
+def _is_bare_git(root: Path) -> bool:
+    """A bare clone (a mirror, `git clone --bare`): its files are git's own, so a copy would hold no code."""
+    return (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir()
+
+
 def resolve_source(spec: str, *, cache_dir: Path | None = None) -> RepoSource:
     """Decide what `spec` names and make it readable (cloning remote repos into the cache)."""
     local = Path(spec).expanduser()
@@ -74,7 +79,7 @@ def resolve_source(spec: str, *, cache_dir: Path | None = None) -> RepoSource:
             raise SourceError(f"--repo must be a directory, got a file: {spec}")
         root = local.resolve()
         slug = _slug_from(str(root))
-        if (root / ".git").exists():
+        if (root / ".git").exists() or _is_bare_git(root):
             return RepoSource(spec=spec, kind="git", path=root, slug=slug)
         return RepoSource(spec=spec, kind="directory", path=root, slug=slug)
     if _URLISH.match(spec):

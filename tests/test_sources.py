@@ -26,6 +26,18 @@ def test_local_git_repo_snapshot_at_ref(make_repo, run_git, tmp_path: Path):
     assert (root / "pkg/a.py").read_text() == "X = 2\n"
 
 
+def test_local_bare_clone_is_read_as_git(make_repo, run_git, tmp_path: Path):
+    # A mirror is a bare clone: copying it as a plain directory would snapshot git's objects, not the code.
+    root = make_repo({"pkg/a.py": "X = 1\n"})
+    bare = tmp_path / "mirror.git"
+    run_git(tmp_path, "clone", "-q", "--bare", str(root), str(bare))
+    src = resolve_source(str(bare))
+    assert src.kind == "git"
+    out = snapshot(src, resolve_commit(src, None), tmp_path / "snap")
+    assert (out / "pkg/a.py").read_text() == "X = 1\n"
+    assert not (out / "HEAD").exists()
+
+
 def test_plain_directory_copy_skips_caches(tmp_path: Path):
     root = tmp_path / "plain"
     (root / "pkg/__pycache__").mkdir(parents=True)

@@ -14,12 +14,13 @@ from typing import Any, Callable, ClassVar
 from pydantic import BaseModel
 
 from repo2rlenv import atomic
-from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
+from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.errors import ConfigError, SourceError
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.journal import Journal, journal_key
 from repo2rlenv.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
+from repo2rlenv.pipelines.test_synthesis.advice import advise
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
 from repo2rlenv.pipelines.test_synthesis.commit_driver import process_at_commits, split_pairs, task_ref
 from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
@@ -29,8 +30,8 @@ from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.ref_setup import open_ref, ref_baseline
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
-from repo2rlenv.sources import snapshot
 from repo2rlenv.taskdir import DatasetPaths, TaskPaths
 
 PIPELINE_VERSION = "0.1.0"
@@ -72,27 +73,21 @@ class TestSynthesisPipeline:
                               "(use --pipeline-opt strategy=mutation)")
         rep = ctx.reporter
         result = PipelineResult()
-        a_dir = snapshot(ctx.source, ctx.commit, ctx.work_dir / "a")
+        ref = open_ref(ctx)
+        a_dir, plan, session, runner = ref.a_dir, ref.plan, ref.session, ref.runner
         self._a_digest = tree_digest(a_dir)
-        rep.stage(f"preparing the {ctx.sandbox.name} sandbox")
-        ctx.sandbox.prepare(a_dir)
-        plan = ctx.sandbox.plan  # type: ignore[attr-defined]
-        session = ctx.sandbox.open()
         try:
             # Read before any test runs in the workspace: what is new there now, the build wrote.
             generated = generated_files(session, a_dir)
             plugins = session_graded_plugins(session)
-            runner = SuiteRunner(session, plan.import_roots)
-            rep.stage("baseline: the existing suite on A")
-            baseline = run_baseline(runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec,
-                                    progress=rep.info)
+            baseline = ref_baseline(ctx, options, runner)
             self._report_baseline(ctx, baseline)
             result.details["baseline"] = {
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
                 "needs_network": len(baseline.needs_network), "collection_errors": baseline.collection_errors,
             }
-            rep.stage(f"mining candidates ({options.strategy})")
+            rep.stage(f"mining candidates ({options.strategy})", "mining")
             candidates, skipped, functions = self._mine(ctx, options, a_dir, baseline, plan.import_roots, result)
             result.skip_reasons.update(skipped)
             result.stages["functions"] = len(functions)
@@ -119,7 +114,12 @@ class TestSynthesisPipeline:
                 processed += self._process(ctx, options, gates, synth, rest, result)
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
-            self._write_outputs(ctx, baseline, processed, result)
+            short = advise(result.skip_reasons, emitted=len(result.emitted), wanted=options.limit,
+                           candidates=result.stages.get("candidates"))
+            if short is not None:
+                result.details["advice"] = short.model_dump()
+            with rep.in_stage("emit"):
+                self._write_outputs(ctx, baseline, processed, result)
         finally:
             session.close()
         self._report_summary(ctx, result)
@@ -176,7 +176,9 @@ class TestSynthesisPipeline:
 
         def run(root: Path) -> validate.ValidationResult:
             task = TaskPaths(root)
-            result = validate.validate_task(task) if docker else validate.validate_task_locally(task, python=python)
+            with ctx.reporter.in_stage("validate"):
+                result = (validate.validate_task(task) if docker
+                          else validate.validate_task_locally(task, python=python))
             if result.ok:
                 save_validation(dataset, task.root.name,
                                 validate.summarize(result, mode="docker" if docker else "local", task=task))
@@ -232,7 +234,8 @@ class TestSynthesisPipeline:
                 if not batch:
                     break
                 tick(f"gating {len(batch)} candidates", advance=0)
-                gates.check_many(batch)
+                with ctx.reporter.in_stage("gates"):
+                    gates.check_many(batch)
                 for cand in batch:
                     result.stages["gated"] += 1
                     if enough(cand):
@@ -242,7 +245,8 @@ class TestSynthesisPipeline:
                         tick(f"{cand.function.qualname}: not needed")
                         continue
                     done.append(cand)
-                    self._decide(cand, options, synth, result, per_function, tick)
+                    with ctx.reporter.in_stage("synthesis"):
+                        self._decide(cand, options, synth, result, per_function, tick)
                     journal.append(cand)
         return done
 
@@ -321,3 +325,7 @@ class TestSynthesisPipeline:
         rows += [[f"dropped: {k}", v] for k, v in sorted(result.skip_reasons.items())]
         rows.append(["emitted", len(result.emitted)])
         ctx.reporter.table("summary", ["stage", "count"], rows)
+        short = result.details.get("advice")
+        if short:
+            # The one line a user needs when the table shows nothing emitted (issue 14): why, and what to try.
+            ctx.reporter.warn(short["line"])

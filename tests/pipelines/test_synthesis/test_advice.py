@@ -1,0 +1,52 @@
+"""A run that emits fewer tasks than asked names the funnel's dominant drop reason and what to try."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from repo2rlenv.pipelines.test_synthesis.advice import ADVICE, advise
+from repo2rlenv.pipelines.test_synthesis.candidates import SkipReason
+
+
+def test_enough_tasks_no_advice():
+    assert advise(Counter({SkipReason.killed.value: 40}), emitted=3, wanted=3) is None
+
+
+def test_suite_kills_every_mutant():
+    funnel = Counter({SkipReason.killed.value: 61, SkipReason.no_oracle.value: 2,
+                      "function: module not imported by the suite": 90, SkipReason.over_limit.value: 500})
+    advice = advise(funnel, emitted=0, wanted=3, candidates=70)
+    assert advice is not None and advice.reason == SkipReason.killed.value and advice.count == 61
+    assert "the suite kills every mutant" in advice.line and "strategy=commit_pair" in advice.line
+    assert advice.line.startswith("emitted 0 of 3:")
+
+
+def test_no_oracle_points_at_an_llm():
+    advice = advise({SkipReason.no_oracle.value: 5, SkipReason.killed.value: 1}, emitted=1, wanted=3, candidates=9)
+    assert advice is not None and "--llm" in advice.try_
+
+
+def test_no_candidates_reads_the_miners_reasons():
+    funnel = {"function: module not imported by the suite": 12, "function: too_short": 30, "function: test_code": 40}
+    advice = advise(funnel, emitted=0, wanted=3, candidates=0)
+    assert advice is not None and "no function is covered by the suite" in advice.line
+    assert "(function: module not imported by the suite: 12)" in advice.line
+
+
+def test_unknown_reasons_fall_back():
+    assert advise({"something new": 4}, emitted=0, wanted=3, candidates=4).meaning == "candidates were dropped"
+    assert "no function qualified" in advise({"function: odd": 2}, emitted=0, wanted=1, candidates=0).meaning
+    assert advise({}, emitted=0, wanted=3, candidates=0).reason == "no candidates"
+
+
+def test_every_skip_reason_that_drops_has_advice():
+    for reason in SkipReason:
+        if reason is not SkipReason.over_limit:
+            assert reason.value in ADVICE, reason
+
+
+def test_every_no_oracle_reason_has_advice():
+    from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle
+
+    for reason in NoOracle:
+        assert reason.value in ADVICE, reason

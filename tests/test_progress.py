@@ -1,0 +1,33 @@
+"""The reporter tracks which stage runs, so a failure that does not name its stage is reported as it."""
+
+from __future__ import annotations
+
+import pytest
+
+from repo2rlenv.progress import Reporter
+
+
+def test_stage_names_and_nesting():
+    rep = Reporter(quiet=True)
+    assert rep.current_stage is None
+    rep.stage("preparing the docker sandbox", "environment")
+    assert rep.current_stage == "environment"
+    rep.stage("a header that names no stage")
+    assert rep.current_stage == "environment"
+    with rep.in_stage("gates"):
+        assert rep.current_stage == "gates"
+    assert rep.current_stage == "environment"
+
+
+def test_a_failing_stage_stays_current():
+    rep = Reporter(quiet=True)
+    rep.stage("mining", "mining")
+    with pytest.raises(RuntimeError):
+        with rep.in_stage("synthesis"):
+            raise RuntimeError("oracle crashed")
+    assert rep.current_stage == "synthesis"
+
+
+def test_lines_with_brackets_are_printed_as_written(capsys):
+    Reporter().warn("pip install -e .[tests] failed")
+    assert "pip install -e .[tests] failed" in capsys.readouterr().err
