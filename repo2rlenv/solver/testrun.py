@@ -95,8 +95,8 @@ class _KeepingRunner(SuiteRunner):
     last_junit: bytes | None = None
     last_run: SuiteRun | None = None
 
-    def _collect(self, result: ExecResult, junit_path: str) -> SuiteRun:
-        run = super()._collect(result, junit_path)
+    def _collect(self, result: ExecResult, junit_path: str, outcomes_path: str) -> SuiteRun:
+        run = super()._collect(result, junit_path, outcomes_path)
         self.last_junit = self.session.read_file(junit_path)
         self.last_run = run
         return run
