@@ -20,6 +20,8 @@ _LLM = ("an LLM oracle: --llm provider/model (oracle=auto then asks the model wh
 ADVICE: dict[str, tuple[str, str]] = {
     SkipReason.killed.value: ("the suite kills every mutant it covers: the existing tests already notice these changes",
                               f"{_STRATEGY}; or {_MORE}"),
+    SkipReason.suite_notices_b.value: ("the repo's whole suite already notices these changes (only the "
+                                       "covering tests missed them)", f"{_MORE}; or {_STRATEGY}"),
     SkipReason.no_oracle.value: ("no input was found that tells A from B for the surviving mutants",
                                  f"{_LLM}; or {_MORE}"),
     SkipReason.oracle_not_perfect.value: ("the oracles found did not score 1.0 in the sandbox", f"{_LLM}; or {_MORE}"),
