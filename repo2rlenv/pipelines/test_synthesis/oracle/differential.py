@@ -32,6 +32,7 @@ from repo2rlenv.pipelines.test_synthesis.oracle.records import (
     Outcome,
     OutcomeKind,
     ReplayReport,
+    read_report,
 )
 from repo2rlenv.pipelines.test_synthesis.oracle.values import is_concrete, size
 from repo2rlenv.pipelines.test_synthesis.oracle.writer import TargetRef, TestCase, write_test_file
@@ -181,7 +182,7 @@ class _Probe:
         except TimeoutError as exc:  # this candidate's tests or calls are too slow: its problem, not the run's
             raise ProbeFailed(f"{mode} on {variant}: {exc}") from exc
         try:
-            report = model.model_validate_json(text)
+            report = read_report(model, text)
         except ValidationError as exc:
             raise ProbeFailed(f"{mode} on {variant}: unreadable report: {exc.errors()[:1]}") from exc
         error = getattr(report, "error", None)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repo2rlenv.pipelines.test_synthesis.oracle.values import Value, is_concrete
 
@@ -214,3 +216,18 @@ class CheckReport(_Report):
     exit_code: int | None = None
     results: dict[str, str] = Field(default_factory=dict, description="Test function name -> passed/failed/skipped.")
     collection_errors: list[str] = Field(default_factory=list)
+
+
+_Report = TypeVar("_Report", bound=BaseModel)
+
+
+def read_report(model: type[_Report], text: str) -> _Report:
+    """`model` from the probe's JSON text. Python's json reads it, not pydantic's: values a suite passes
+    (mdurl's tests encode lone surrogates such as "\\ud800") are valid for `json.dumps`/`json.loads` but
+    rejected by a strict JSON parser. Raises ValidationError when the text is not JSON or not the model."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValidationError.from_exception_data(model.__name__, [
+            {"type": "json_invalid", "loc": (), "input": text[:200], "ctx": {"error": str(exc)}}]) from exc
+    return model.model_validate(data)

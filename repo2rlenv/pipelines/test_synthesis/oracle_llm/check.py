@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.pipelines.test_synthesis.oracle.differential import PROBE_PATH, ProbeFailed, Runner, Variant
-from repo2rlenv.pipelines.test_synthesis.oracle.records import CheckReport
+from repo2rlenv.pipelines.test_synthesis.oracle.records import CheckReport, read_report
 from repo2rlenv.verifiers.test_synthesis.verifier_lint import lint_source
 
 SHIM_PATH = Path(__file__).with_name("check_tails.py")
@@ -75,7 +75,7 @@ def run_check(runner: Runner, variant: Variant, test_path: str, source: str) -> 
     argv = ["{scratch}/check_tails.py", "check", "--spec", "{scratch}/spec.json", "--out", "{scratch}/out.json"]
     text = runner(variant, argv, files)
     try:
-        report = TailedCheckReport.model_validate_json(text)
+        report = read_report(TailedCheckReport, text)
     except ValidationError as exc:
         raise ProbeFailed(f"check on {variant}: unreadable report: {exc.errors()[:1]}") from exc
     if report.error:

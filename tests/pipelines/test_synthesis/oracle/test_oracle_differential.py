@@ -54,6 +54,10 @@ SHOP = {
             return x * 2
 
 
+        def shout(s: str) -> str:
+            return s.upper() + "!"
+
+
         def noisy(x):
             return time.perf_counter() + x
 
@@ -99,7 +103,8 @@ SHOP = {
 
         import pytest
 
-        from shop.rules import Account, Cart, area, double, is_adult, noisy, pay, safe_div, scaled, total, withdraw
+        from shop.rules import (Account, Cart, area, double, is_adult, noisy, pay, safe_div, scaled, shout, total,
+                                withdraw)
 
 
         def test_is_adult():
@@ -133,6 +138,10 @@ SHOP = {
 
         def test_double():
             assert double(4) == 8
+
+
+        def test_shout():
+            assert shout("a\\ud800") == "A\\ud800!"
 
 
         def test_noisy():
@@ -185,6 +194,15 @@ def test_threshold_boundary_is_found_by_perturbing_recorded_calls(synthesize, se
     assert result.tried > result.harvested
     assert [d.origin for d in result.distinguishing] == [Origin.PERTURBED]
     assert "assert is_adult(18) is True" in result.test_source
+
+
+def test_a_lone_surrogate_in_a_recorded_call_is_read_back(synthesize, separates):
+    # The probe's report holds "\\ud800" (valid for Python's json, not for a strict JSON parser): mdurl's
+    # suite encodes such strings, and every harvest of its functions was "unreadable".
+    result, pair = synthesize('return s.upper() + "!"', 'return s.upper() + "?"', "shout", ["test_shout"])
+    separates(result, pair, TEST_PATH)
+    assert result.harvested >= 1
+    assert "\\ud800" in result.test_source
 
 
 def test_off_by_one_loop_is_caught_with_the_recorded_keyword_call(synthesize, separates):
