@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ast
 import re
-import shlex
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
-from repo2rlenv.discovery.project import Project, dig, normalize_name, read_ini
+from repo2rlenv.discovery.project import Project, normalize_name
+from repo2rlenv.discovery.pytest_setup import pytest_table, words
 from repo2rlenv.discovery.requirements import Dep
 
 # Top-level import name → distribution (test tooling only: a runtime dependency the project forgot is
@@ -92,30 +92,14 @@ def test_files(root: Path) -> Iterator[Path]:
                 yield entry
 
 
-def pytest_ini(project: Project) -> tuple[dict[str, object], str] | None:
-    """The pytest ini options (key → value) and their file, in pytest's own order of precedence."""
-    root = project.root
-    if (root / "pytest.ini").is_file():
-        ini = read_ini(root / "pytest.ini")
-        return (dict(ini.items("pytest")) if ini.has_section("pytest") else {}), "pytest.ini"
-    table = dig(project.pyproject, "tool", "pytest", "ini_options")
-    if isinstance(table, dict):
-        return table, "pyproject.toml [tool.pytest.ini_options]"
-    tox = read_ini(root / "tox.ini")
-    if tox.has_section("pytest"):
-        return dict(tox.items("pytest")), "tox.ini [pytest]"
-    if project.setup_cfg.has_section("tool:pytest"):
-        return dict(project.setup_cfg.items("tool:pytest")), "setup.cfg [tool:pytest]"
-    return None
-
-
-def _addopts(value: object) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    try:
-        return shlex.split(str(value or ""))
-    except ValueError:
-        return str(value or "").split()
+def _read_root_file(project: Project) -> Callable[[str], str | None]:
+    def read(rel: str) -> str | None:
+        path = project.root / rel
+        try:
+            return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        except OSError:
+            return None
+    return read
 
 
 def _local_modules(root: Path) -> set[str]:
@@ -166,16 +150,17 @@ def _scan(path: Path, rel: str) -> Iterator[tuple[str, str]]:
 
 
 def _from_config(project: Project) -> Iterator[tuple[str, str]]:
-    found = pytest_ini(project)
+    found = pytest_table(_read_root_file(project))
     if found is None:
         return
-    options, where = found
+    name, section, options = found
+    where = f"{name} {section}".strip()
     for key in options:
         if key in INI_KEYS:
             yield INI_KEYS[key], f"{where} sets {key}"
-    for spec in _addopts(options.get("required_plugins")):
+    for spec in words(options.get("required_plugins")):
         yield spec, f"{where} required_plugins"
-    args = _addopts(options.get("addopts"))
+    args = words(options.get("addopts"))
     for i, arg in enumerate(args):
         if arg == "-p" and i + 1 < len(args) or arg.startswith("-p") and len(arg) > 2:
             name = args[i + 1] if arg == "-p" else arg[2:]

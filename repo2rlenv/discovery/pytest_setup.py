@@ -173,21 +173,22 @@ def _toml_table(text: str, tool_keys: tuple[str, ...]) -> dict | None:
     return table if isinstance(table, dict) else None
 
 
-# (file, how to read its pytest table): pytest's own order; the first file that has a table wins
-# (pytest.ini wins even when it has no [pytest] section).
-_SOURCES: tuple[tuple[str, Callable[[str], dict | None]], ...] = (
-    ("pytest.ini", lambda t: _ini_section(t, "pytest") or {}),
-    (".pytest.ini", lambda t: _ini_section(t, "pytest") or {}),
-    ("pytest.toml", lambda t: _toml_table(t, ("pytest",)) or {}),
-    (".pytest.toml", lambda t: _toml_table(t, ("pytest",)) or {}),
-    ("pyproject.toml",
+# (file, its section as a label (none in pytest's own files), how to read its pytest table), in pytest's own
+# order: the first file that has a table wins (pytest.ini wins even when it has no [pytest] section).
+_SOURCES: tuple[tuple[str, str, Callable[[str], dict | None]], ...] = (
+    ("pytest.ini", "", lambda t: _ini_section(t, "pytest") or {}),
+    (".pytest.ini", "", lambda t: _ini_section(t, "pytest") or {}),
+    ("pytest.toml", "", lambda t: _toml_table(t, ("pytest",)) or {}),
+    (".pytest.toml", "", lambda t: _toml_table(t, ("pytest",)) or {}),
+    ("pyproject.toml", "[tool.pytest.ini_options]",
      lambda t: _toml_table(t, ("tool", "pytest", "ini_options")) or _toml_table(t, ("tool", "pytest"))),
-    ("tox.ini", lambda t: _ini_section(t, "pytest")),
-    ("setup.cfg", lambda t: _ini_section(t, "tool:pytest")),
+    ("tox.ini", "[pytest]", lambda t: _ini_section(t, "pytest")),
+    ("setup.cfg", "[tool:pytest]", lambda t: _ini_section(t, "tool:pytest")),
 )
 
 
-def _words(value) -> list[str]:
+def words(value) -> list[str]:
+    """An ini value (a TOML list or a shell-quoted string) as pytest splits it."""
     if isinstance(value, list):
         return [str(v) for v in value]
     try:
@@ -200,21 +201,30 @@ def _truthy(value) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def read_pytest_config(read: Callable[[str], str | None]) -> PytestSetup:
-    """The repo's pytest setup; `read(relpath)` gives a file of the repo root's text, or None."""
-    for name, table_of in _SOURCES:
+def pytest_table(read: Callable[[str], str | None]) -> tuple[str, str, dict] | None:
+    """(file, section, its whole pytest table) of the file pytest reads; `read(relpath)` gives a repo-root file's text
+    or None. The one reader of pytest's configuration: the baseline's setup and plugin discovery use it."""
+    for name, section, table_of in _SOURCES:
         text = read(name)
         if text is None:
             continue
         table = table_of(text)
-        if table is None:
-            continue
-        return _setup(name, {k: v for k, v in table.items() if k in _INI_KEYS})
-    return PytestSetup()
+        if table is not None:
+            return name, section, table
+    return None
+
+
+def read_pytest_config(read: Callable[[str], str | None]) -> PytestSetup:
+    """The repo's pytest setup; `read(relpath)` gives a file of the repo root's text, or None."""
+    found = pytest_table(read)
+    if found is None:
+        return PytestSetup()
+    name, _section, table = found
+    return _setup(name, {k: v for k, v in table.items() if k in _INI_KEYS})
 
 
 def _setup(config_file: str, table: dict) -> PytestSetup:
-    addopts = _words(table.get("addopts"))
+    addopts = words(table.get("addopts"))
     kept, dropped = sanitize_addopts(addopts)
     overrides = {key: value for key, (value, _why) in INI_OVERRIDES.items()
                  if key in table and str(table[key]).strip().lower() != value}
@@ -222,8 +232,8 @@ def _setup(config_file: str, table: dict) -> PytestSetup:
         overrides["strict_config"] = "false"
         overrides.update({key: "true" for key in _STRICT_PARTS})
     return PytestSetup(config_file=config_file, addopts=addopts, kept_addopts=kept, dropped=dropped,
-                       ini_overrides=overrides, testpaths=_words(table.get("testpaths")),
-                       python_files=_words(table.get("python_files")), plugins=_plugins(kept))
+                       ini_overrides=overrides, testpaths=words(table.get("testpaths")),
+                       python_files=words(table.get("python_files")), plugins=_plugins(kept))
 
 
 # --- plugins of graded runs -----------------------------------------------------------------------------------
