@@ -15,6 +15,9 @@ from repo2rlenv import atomic
 
 _MAX_CAUSE = 240
 
+_NO_DATA = re.compile(r"No data (?:was collected|to report)", re.I)
+# Messages saying no test ran: coverage then always finds no data.
+_NOTHING_RAN = re.compile(r"no tests? (?:pytest can collect|passes|ran|collected)|collected 0", re.I)
 # (pattern in the message or raw output, cause). The first match wins; `{0}` is the pattern's first group.
 CAUSES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"setuptools[-_]scm was unable to detect version|Error getting the version from source .vcs."
@@ -26,8 +29,7 @@ CAUSES: list[tuple[re.Pattern[str], str]] = [
      "pip found no version of {0} that fits"),
     (re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?", re.I),
      "a module is missing: {0} (a test or build dependency not installed)"),
-    (re.compile(r"No data (?:was collected|to report)", re.I),
-     "coverage recorded no data (the repo's own coverage settings, e.g. --cov in addopts, may take over)"),
+    (_NO_DATA, "coverage recorded no data (the repo's own coverage settings, e.g. --cov in addopts, may take over)"),
     (re.compile(r"(?:Temporary failure in name resolution|Network is unreachable|Name or service not known)", re.I),
      "the network is unreachable from the sandbox"),
 ]
@@ -47,11 +49,15 @@ def cause_of(message: str, output: str = "") -> str:
     """One readable cause for a failure whose message is `message` and whose raw output is `output`."""
     message, output = _ANSI.sub("", message), _ANSI.sub("", output)
     text = f"{message}\n{output}"
+    head = message.strip().splitlines()[0] if message.strip() else ""
     for pattern, cause in CAUSES:
+        if pattern is _NO_DATA and _NOTHING_RAN.search(message):
+            continue  # coverage's "no data" is then a symptom of the message, not a second cause
         match = pattern.search(text)
         if match:
-            return _short(cause.format(*(g.strip() for g in match.groups())))
-    head = message.strip().splitlines()[0] if message.strip() else ""
+            found = cause.format(*(g.strip() for g in match.groups()))
+            # Found only in the tool's output: our own message says what failed, the output why.
+            return _short(found if pattern.search(message) or not head else f"{head.split(' | ')[0]}: {found}")
     lines = [ln.strip() for ln in re.split(r"\n| \| ", output) if ln.strip()]
     named = [ln for ln in lines if _NAMED.match(ln)]
     for pattern, cause in GENERIC:
