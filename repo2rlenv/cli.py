@@ -9,57 +9,18 @@ output under --out/logs/. The table is `repo2rlenv.errors.FAILURES`.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from repo2rlenv import __version__
+from repo2rlenv.cli_guard import Failing as _Failing
+from repo2rlenv.cli_guard import fail as _fail
+from repo2rlenv.cli_guard import guard as _guard
 from repo2rlenv.errors import Repo2RLEnvError
 
 EXAMPLE_REPO = Path(__file__).resolve().parent.parent / "examples" / "minicart"
-
-
-class _Failing:
-    """What a command's failure line needs: where the stage is tracked, and where its log may go."""
-
-    def __init__(self) -> None:
-        self.reporter: Any = None
-        self.log_dir: Path | None = None
-
-
-def _fail(exc: BaseException, state: _Failing | None = None) -> None:
-    """One line `error: STAGE: cause`, and for a stage that failed on the repo the raw output in a log."""
-    from repo2rlenv.errors import classify
-    from repo2rlenv.failures import failure_line, write_log
-
-    running = state.reporter.current_stage if state is not None and state.reporter is not None else None
-    stage, code = classify(exc, running)
-    if code == 2:
-        # Bad input: the message is written for the user already, and nothing goes on disk.
-        click.echo(f"error: {stage}: {exc}" if stage else f"error: {exc}", err=True)
-        sys.exit(code)
-    log = None
-    if state is not None and state.log_dir is not None:
-        try:
-            log = write_log(exc, stage, state.log_dir)
-        except OSError:
-            log = None
-    click.echo(failure_line(stage, exc, log), err=True)
-    sys.exit(code)
-
-
-def _guard(fn: Callable[..., int], state: _Failing | None = None) -> None:
-    """Run a command body; errors become one line and their exit code (see repo2rlenv.errors.FAILURES)."""
-    try:
-        code = fn()
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
-    except (Repo2RLEnvError, Exception) as exc:  # noqa: B014 - a defect gets one line and a log, too
-        _fail(exc, state)
-    sys.exit(code)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,7 +1,7 @@
 """The `push`, `pull` and `export` commands; `repo2rlenv/cli.py` registers them with `main.add_command`.
 
 Thin, like the rest of the CLI: parse flags, call push.py / pull.py / export.py, print a short summary
-on stderr (or JSON on stdout with --json). Errors go through the CLI's `_guard`: one line, exit 2.
+on stderr (or JSON on stdout with --json). Errors go through `repo2rlenv.cli_guard.guard`: one line, exit 2.
 Nothing here imports `datasets` or `huggingface_hub` until a command runs.
 """
 
@@ -21,7 +21,7 @@ _VERSION_HELP = "Version of the dataset in registry.json (`harbor run -d NAME@VE
 
 def _run(body: Callable[[], int]) -> None:
     # Imported here: cli.py imports this module to register the commands.
-    from repo2rlenv.cli import _guard
+    from repo2rlenv.cli_guard import guard as _guard
 
     _guard(body)
 

@@ -2,7 +2,7 @@
 
 Thin, like the rest of the CLI: parse flags, call task_mode / diff_mode / eval.harness, print live
 progress through the solver's hooks (stderr) and a summary; `--json` puts the result on stdout.
-Errors go through the CLI's `_guard`: one line, exit 2. Nothing here imports litellm or docker until a
+Errors go through `repo2rlenv.cli_guard.guard`: one line, exit 2. Nothing here imports litellm or docker until a
 command runs.
 """
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the CLI imports this module at start; these load only when 
 
 def _run(body: Callable[[], int]) -> None:
     # Imported here: cli.py imports this module to register the commands.
-    from repo2rlenv.cli import _guard
+    from repo2rlenv.cli_guard import guard as _guard
 
     _guard(body)
 
