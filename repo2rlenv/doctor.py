@@ -166,7 +166,7 @@ def run_doctor(config: GenerateConfig, reporter: Reporter, log_dir: Path) -> Doc
 def _check_baseline_and_mining(ctx: Any, options: Any, ref: Any, report: DoctorReport, log_dir: Path,
                                ref_baseline: Any) -> None:
     try:
-        baseline = ref_baseline(ctx, options, ref.runner)
+        baseline = ref_baseline(ctx, options, ref)
     except UserError:
         raise
     except Repo2RLEnvError as exc:

@@ -26,7 +26,8 @@ fi
 
 echo "installing the repo2rlenv package (editable) and its test dependencies"
 python3 -m pip install -q -e ".[dev]" 2>&1 | grep -v -E "^WARNING: Location .* is ignored" || true
-python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
+# litellm fetches a price table over the network at import unless told to use its bundled copy.
+LITELLM_LOCAL_MODEL_COST_MAP=True python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
 
 [ "${R2E_SKIP_DOCKER:-0}" = 1 ] && exit 0
 

@@ -30,6 +30,7 @@ from repo2rlenv.sandbox.dockerfile import VENV_PYTHON
 from repo2rlenv.sandbox.dockerfile import render_dockerfile as _render
 from repo2rlenv.sandbox.environments import environment_plan, file_hashes
 from repo2rlenv.sandbox.install import InstallPlan, plan_install
+from repo2rlenv.sandbox.owners import OWNER_LABEL, owner_label, reap_once
 
 WORKSPACE = "/workspace"
 LABEL = "repo2rlenv"
@@ -182,7 +183,7 @@ class DockerSession:
     def _start(self) -> None:
         self._container = self._client.containers.run(
             self._image, ["sleep", "infinity"], detach=True, init=True,
-            name=f"r2e-{uuid.uuid4().hex[:12]}", labels={LABEL: "session"},
+            name=f"r2e-{uuid.uuid4().hex[:12]}", labels={LABEL: "session", OWNER_LABEL: owner_label()},
             network_mode="none", mem_limit=f"{self._limits.memory_mb}m",
             memswap_limit=f"{self._limits.memory_mb}m", nano_cpus=int(self._limits.cpus * 1e9),
             pids_limit=self._limits.pids,
@@ -312,6 +313,8 @@ class DockerSandbox:
         self.ca_bundle = ca_bundle
         self.tag_name = tag_name
         self._client = client or docker_client()
+        # Session containers of killed runs on this host are removed before this run adds its own.
+        reap_once(self._client, f"{LABEL}=session")
         self.image: str | None = None
         self.plan: InstallPlan | None = None
 

@@ -72,6 +72,8 @@ class TestSynthesisOptions(BaseModel):
     # --- sandbox limits -------------------------------------------------------------------------
     baseline_reruns: int = Field(1, ge=0, le=5, description="Extra runs of the suite on A to find flaky tests.")
     suite_timeout_sec: float = Field(900, gt=0, description="Wall clock for one whole-suite run.")
+    baseline_cache: bool = Field(
+        True, description="Reuse a baseline computed before from the same tree, environment and pytest setup.")
     # Covering tests of one function normally run in well under a second; a mutant that loops hits this.
     mutant_timeout_sec: float = Field(60, gt=0, description="Wall clock for the covering tests on one mutant.")
     # mutmut's rule: tests that take many times longer on B than on A are looping, so a mutant's limit is

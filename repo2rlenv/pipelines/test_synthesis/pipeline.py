@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from repo2rlenv import atomic
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.errors import ConfigError, SourceError
-from repo2rlenv.digest import tree_digest
 from repo2rlenv.journal import Journal, journal_key
 from repo2rlenv.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
@@ -75,12 +74,12 @@ class TestSynthesisPipeline:
         result = PipelineResult()
         ref = open_ref(ctx)
         a_dir, plan, session, runner = ref.a_dir, ref.plan, ref.session, ref.runner
-        self._a_digest = tree_digest(a_dir)
+        self._a_digest = ref.a_digest
         try:
             # Read before any test runs in the workspace: what is new there now, the build wrote.
             generated = generated_files(session, a_dir)
             plugins = session_graded_plugins(session)
-            baseline = ref_baseline(ctx, options, runner)
+            baseline = ref_baseline(ctx, options, ref)
             self._report_baseline(ctx, baseline)
             result.details["baseline"] = {
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repo2rlenv.baseline.cache import baseline_key, load_baseline, store_baseline
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
+from repo2rlenv.digest import tree_digest
 from repo2rlenv.pipelines.base import RunContext
 from repo2rlenv.sandbox.base import Session
-from repo2rlenv.sources import snapshot
+from repo2rlenv.sources import default_cache_dir, snapshot
 
 
 @dataclass(slots=True)
@@ -22,6 +24,7 @@ class RefSetup:
     """The ref's snapshot, its install plan and an open session in its environment (close `session`)."""
 
     a_dir: Path
+    a_digest: str  # the snapshot's tree digest (journal and baseline cache keys)
     plan: Any
     session: Session
     runner: SuiteRunner
@@ -41,11 +44,31 @@ def open_ref(ctx: RunContext) -> RefSetup:
     except BaseException:
         session.close()
         raise
-    return RefSetup(a_dir=a_dir, plan=plan, session=session, runner=runner)
+    return RefSetup(a_dir=a_dir, a_digest=tree_digest(a_dir), plan=plan, session=session, runner=runner)
 
 
-def ref_baseline(ctx: RunContext, options: Any, runner: SuiteRunner) -> BaselineReport:
-    """The existing suite on A: stable tests, quarantine, per-test coverage."""
+def ref_baseline(ctx: RunContext, options: Any, ref: RefSetup) -> BaselineReport:
+    """The existing suite on A: stable tests, quarantine, per-test coverage. A baseline computed before
+    from the same inputs (by `doctor`, or by a run that was killed later) is reused (`baseline.cache`)."""
     ctx.reporter.stage("baseline: the existing suite on A", "baseline")
-    return run_baseline(runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec,
-                        progress=ctx.reporter.info)
+    root = ctx.config.cache_dir or default_cache_dir()
+    key = None
+    if options.baseline_cache:
+        key = baseline_key(tree_digest=ref.a_digest, sandbox_id=_sandbox_id(ctx.sandbox),
+                           runner=ref.runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec)
+        kept = load_baseline(root, key)
+        if kept is not None:
+            ctx.reporter.info(f"reusing the baseline of an earlier run on this tree ({kept.total} tests; "
+                              "--pipeline-opt baseline_cache=false runs it again)")
+            return kept
+    report = run_baseline(ref.runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec,
+                          progress=ctx.reporter.info)
+    if key is not None:
+        store_baseline(root, key, report)
+    return report
+
+
+def _sandbox_id(sandbox: Any) -> str:
+    """What the environment's contents and limits depend on: a Docker sandbox's image tag is a hash of the
+    tree, the base image and the Dockerfile; its limits decide what runs out of memory or processes."""
+    return f"{sandbox.name}|{getattr(sandbox, 'image', None)}|{getattr(sandbox, 'limits', None)!r}"
