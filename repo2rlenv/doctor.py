@@ -122,9 +122,14 @@ def _backend(rows: list[tuple[str, str]], a_dir: Path | None) -> str | None:
     return "setuptools (setup.py)" if (a_dir / "setup.py").is_file() else None
 
 
-def _pytest_command(runner: Any) -> str:
+def _suite_args(runner: Any) -> list[str]:
+    """pytest's options and paths of a whole-suite run of `runner` (`SuiteRunner.suite_paths`)."""
     args = runner.pytest_args() if hasattr(runner, "pytest_args") else ["-p", "no:cacheprovider"]
-    return " ".join(["python -m pytest", *args])
+    return [*args, *getattr(runner, "suite_paths", [])]
+
+
+def _pytest_command(runner: Any) -> str:
+    return " ".join(["python -m pytest", *_suite_args(runner)])
 
 
 def run_doctor(config: GenerateConfig, reporter: Reporter, log_dir: Path) -> DoctorReport:
@@ -206,9 +211,9 @@ def collection_errors(runner: Any, *, timeout: float) -> dict[str, str]:
     """File → pytest's own error line, from one `pytest --collect-only` in the session (the baseline's
     reports say only "collection failure")."""
     session = runner.session
-    args = runner.pytest_args() if hasattr(runner, "pytest_args") else ["-p", "no:cacheprovider"]
     try:
-        res = session.exec([session.python, "-m", "pytest", "--collect-only", "-q", *args], cwd=session.workspace,
+        res = session.exec([session.python, "-m", "pytest", "--collect-only", "-q", *_suite_args(runner)],
+                           cwd=session.workspace,
                            env={"PYTHONPATH": runner.pythonpath(session.workspace)}, timeout=timeout)
     except Repo2RLEnvError:
         return {}

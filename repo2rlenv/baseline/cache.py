@@ -39,6 +39,7 @@ def baseline_key(*, tree_digest: str, sandbox_id: str, runner: SuiteRunner, reru
         "sandbox": sandbox_id,
         "python": runner.session.python,
         "pytest_args": runner.pytest_args(),
+        "suite_paths": runner.suite_paths,
         "import_roots": runner.import_roots,
         "plugin": hashlib.sha256(plugin).hexdigest(),
         "reruns": reruns,

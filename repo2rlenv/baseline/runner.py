@@ -9,6 +9,7 @@ baseline runs the suite on A once with coverage and then
 
 from __future__ import annotations
 
+import json
 import posixpath
 import uuid
 from importlib import resources
@@ -20,7 +21,8 @@ from repo2rlenv.baseline.coverage_map import CoverageMap, parse_coverage_json
 from repo2rlenv.baseline.junit import Outcome, TestResult, parse_junit
 from repo2rlenv.baseline.network import NEEDS_NETWORK, needs_network
 from repo2rlenv.baseline.outcomes import CollectionError, parse_outcomes
-from repo2rlenv.discovery.pytest_setup import PytestSetup, read_pytest_config
+from repo2rlenv.discovery.pytest_setup import (TEST_DIR_DEPTH, TEST_DIR_NAMES, PytestSetup, read_pytest_config,
+                                               suite_paths)
 from repo2rlenv.errors import BaselineError, SandboxError
 from repo2rlenv.sandbox.base import ExecResult, Session
 
@@ -43,6 +45,20 @@ omit =
     */test_*.py
     */*_test.py
     */conftest.py
+"""
+
+
+# Lists directories named like a suite's, at most DEPTH deep, skipping hidden, build and environment dirs.
+_LIST_TEST_DIRS = """
+import ast, json, os, sys
+names, depth = set(ast.literal_eval(sys.argv[1])), int(sys.argv[2])
+skip = {"node_modules", "build", "dist", "site-packages", "__pycache__", "venv"}
+found = []
+for top, dirs, _files in os.walk("."):
+    level = 0 if top == "." else top.count(os.sep)
+    dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in skip) if level < depth else []
+    found += [os.path.join(top, d)[2:] for d in dirs if d in names]
+print(json.dumps(found))
 """
 
 
@@ -100,6 +116,9 @@ class SuiteRunner:
         self.session = session
         self.import_roots = import_roots or [""]
         self.pytest_setup = pytest_setup if pytest_setup is not None else read_pytest_config(self._read_repo_file)
+        # What a whole-suite run collects (empty: what pytest collects by itself); runs of named tests
+        # are not narrowed.
+        self.suite_paths = suite_paths(self.pytest_setup, self._test_dirs())
         self.plugin_dir = posixpath.join(session.scratch, "plugins")
         plugin = resources.files("repo2rlenv.baseline").joinpath(f"{PLUGIN_NAME}.py").read_text()
         session.write_files({posixpath.join(self.plugin_dir, f"{PLUGIN_NAME}.py"): plugin})
@@ -107,6 +126,16 @@ class SuiteRunner:
     def _read_repo_file(self, rel: str) -> str | None:
         data = self.session.read_file(posixpath.join(self.session.workspace, rel))
         return data.decode("utf-8", "replace") if data is not None else None
+
+    def _test_dirs(self) -> list[str]:
+        """The workspace's directories named like a suite's (`pytest_setup.TEST_DIR_NAMES`), relative."""
+        res = self.session.exec([self.session.python, "-c", _LIST_TEST_DIRS, repr(TEST_DIR_NAMES),
+                                 str(TEST_DIR_DEPTH)], cwd=self.session.workspace, timeout=60)
+        try:
+            found = json.loads(res.stdout) if res.exit_code == 0 else []
+        except ValueError:
+            found = []
+        return [d for d in found if isinstance(d, str)]
 
     def pytest_args(self) -> list[str]:
         """The options every pytest run of this repo gets (the gate worker's too)."""
@@ -125,7 +154,8 @@ class SuiteRunner:
         outcomes = posixpath.join(run_dir, "outcomes.jsonl")
         pytest_args = ["-m", "pytest", "-p", PLUGIN_NAME, *self.pytest_args(), f"--rootdir={root}",
                        f"--junitxml={junit}", "-o", "junit_family=xunit2", "-q", "--no-header",
-                       "-W", "ignore::pytest.PytestAssertRewriteWarning", *(extra_args or []), *(tests or [])]
+                       "-W", "ignore::pytest.PytestAssertRewriteWarning", *(extra_args or []),
+                       *(tests or self.suite_paths)]
         files: dict[str, str] = {posixpath.join(run_dir, ".keep"): ""}
         if with_coverage:
             rc = posixpath.join(run_dir, "coveragerc")

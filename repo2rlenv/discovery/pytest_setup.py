@@ -236,6 +236,48 @@ def _setup(config_file: str, table: dict) -> PytestSetup:
                        python_files=words(table.get("python_files")), plugins=_plugins(kept))
 
 
+# --- the suite when no testpaths is set ---------------------------------------------------------------------
+
+# Directory names that hold a project's suite by convention: tox, nox and CI configs run `pytest tests`.
+TEST_DIR_NAMES = ("tests", "test", "testing")
+# How deep test directories are looked for (`src/pkg/tests` is three levels down).
+TEST_DIR_DEPTH = 3
+
+
+# Options whose next word is a value, never a path to collect (`--ignore tests/legacy` names no suite).
+_VALUE_OPTIONS = frozenset({"-k", "-m", "-p", "-W", "-o", "-c", "-r", "--ignore", "--ignore-glob", "--deselect",
+                            "--rootdir", "--confcutdir", "--import-mode", "--tb", "--log-level", "--durations"})
+
+
+def _positional(tokens: list[str], test_dirs: list[str]) -> bool:
+    """Whether the addopts kept name a path to collect (then pytest collects only what they name)."""
+    for prev, tok in zip(["", *tokens], tokens):
+        path = tok.split("::")[0].rstrip("/")
+        if tok.startswith("-") or prev in _VALUE_OPTIONS or not path:
+            continue
+        if path.endswith(".py") or any(path == d or path.startswith(d + "/") for d in test_dirs):
+            return True
+    return False
+
+
+def suite_paths(setup: PytestSetup, test_dirs: list[str]) -> list[str]:
+    """What our whole-suite runs collect when the repo sets no `testpaths`: its top-level test directories
+    and the test directories inside its packages, so files outside the real suite (`extra/`, `perf/`,
+    `examples/`, `scripts/` with test_*.py that fail to import or run for minutes) are not collected.
+    Empty (pytest walks the tree, as without us) when testpaths is set, the addopts name paths or run
+    doctests in modules and text files, or no top-level test directory exists.
+    `test_dirs`: the repo's directories named in TEST_DIR_NAMES, relative, at most TEST_DIR_DEPTH deep."""
+    if setup.testpaths or _positional(setup.kept_addopts, test_dirs):
+        return []
+    if any(t.startswith("--doctest") for t in setup.kept_addopts):
+        return []
+    top = [d for d in test_dirs if "/" not in d]
+    if not top:
+        return []
+    nested = [d for d in test_dirs if "/" in d and not any(d.startswith(t + "/") for t in top)]
+    return sorted(top) + sorted(nested)
+
+
 # --- plugins of graded runs -----------------------------------------------------------------------------------
 
 # Installed plugins graded runs never load (the verifier turns autoload off and names the rest with -p):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
-from repo2rlenv.discovery.pytest_setup import ADDOPTS_RULES, PytestSetup, read_pytest_config, sanitize_addopts
+from repo2rlenv.discovery.pytest_setup import (ADDOPTS_RULES, PytestSetup, read_pytest_config, sanitize_addopts,
+                                               suite_paths)
 from repo2rlenv.sandbox.base import Limits
 
 
@@ -115,16 +116,48 @@ def test_pytest_cov_in_addopts_keeps_per_test_coverage(request, make_repo, tiny_
     assert report.coverage.tests_covering("tinypkg/core.py", [2]) == {"tests/test_core.py::test_add"}
 
 
-def test_a_collection_error_outside_the_suite_does_not_stop_it(request, make_repo, tiny_package):
-    """No testpaths: pytest walks the tree and finds a broken script; the suite still runs and the file is
-    recorded."""
+def test_a_collection_error_in_one_file_does_not_stop_the_suite(request, make_repo, tiny_package):
+    """A test file that fails to import is recorded; the rest of the suite still runs."""
     files = tiny_package(CHECKS, CORE)
-    files["scripts/test_release.py"] = "import not_installed_anywhere\n\ndef test_release():\n    pass\n"
+    files["tests/test_release.py"] = "import not_installed_anywhere\n\ndef test_release():\n    pass\n"
     root = make_repo(files, commit=False)
     _runner, report = _baseline("local", request, root)
     assert report.stable_passing == ["tests/test_core.py::test_add", "tests/test_core.py::test_sub"]
-    assert list(report.collection_errors) == ["scripts/test_release.py"]
-    assert "not_installed_anywhere" in report.collection_errors["scripts/test_release.py"]
+    assert list(report.collection_errors) == ["tests/test_release.py"]
+    assert "not_installed_anywhere" in report.collection_errors["tests/test_release.py"]
+
+
+def test_without_testpaths_the_suite_is_its_test_directories(request, make_repo, tiny_package):
+    """No testpaths: files outside the suite's directories (a broken release script, a slow standalone
+    property suite) are not collected; tests inside the package's own test directory are."""
+    files = tiny_package(CHECKS, CORE)
+    files["scripts/test_release.py"] = "import not_installed_anywhere\n\ndef test_release():\n    pass\n"
+    files["benchmarks/test_slow.py"] = "def test_minutes():\n    assert False, 'collected'\n"
+    files["tinypkg/tests/__init__.py"] = ""
+    files["tinypkg/tests/test_inner.py"] = "from tinypkg.core import add\n\ndef test_inner():\n    assert add(2, 2) == 4\n"
+    root = make_repo(files, commit=False)
+    runner, report = _baseline("local", request, root)
+    assert runner.suite_paths == ["tests", "tinypkg/tests"]
+    assert report.stable_passing == ["tests/test_core.py::test_add", "tests/test_core.py::test_sub",
+                                     "tinypkg/tests/test_inner.py::test_inner"]
+    assert report.collection_errors == {}
+
+
+@pytest.mark.parametrize(("setup", "dirs", "paths"), [
+    (PytestSetup(), ["tests"], ["tests"]),
+    (PytestSetup(), ["test", "src/pkg/tests", "tests", "tests/unit/test"], ["test", "tests", "src/pkg/tests"]),
+    (PytestSetup(), [], []),  # no test directory: pytest walks the tree (test.py at the root, say)
+    (PytestSetup(), ["pkg/tests"], []),  # only in-package tests: the tree, which holds them and doctests
+    (PytestSetup(testpaths=["tests"]), ["tests", "extra/tests"], []),  # pytest reads testpaths itself
+    (PytestSetup(kept_addopts=["tests/unit"]), ["tests"], []),  # addopts name what to collect
+    (PytestSetup(kept_addopts=["-q", "tests"]), ["tests"], []),
+    (PytestSetup(kept_addopts=["--doctest-modules"]), ["tests"], []),  # doctests live in the modules
+    (PytestSetup(kept_addopts=["--doctest-glob=*.rst"]), ["tests"], []),
+    (PytestSetup(kept_addopts=["-k", "fast"]), ["tests"], ["tests"]),
+    (PytestSetup(kept_addopts=["--ignore", "tests/legacy"]), ["tests"], ["tests"]),  # a value, not a path
+])
+def test_suite_paths(setup, dirs, paths):
+    assert suite_paths(setup, dirs) == paths
 
 
 # --- plugins of graded runs -----------------------------------------------------------------------------------
