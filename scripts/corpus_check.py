@@ -61,6 +61,7 @@ class CorpusRow(BaseModel):
     validated: int = 0
     cause: str = ""
     seconds: float = 0.0
+    limit: float | None = None  # the run's time limit (a --rerender reads the causes with it)
 
     @property
     def ok(self) -> bool:
@@ -230,7 +231,7 @@ def read_log(path: Path) -> Run | None:
 
 def read_row(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
     """One repo's row from doctor.log, generate.log and the generate output under repo_dir."""
-    row = CorpusRow(repo=entry.name, backend=backend_of(entry.spec))
+    row = CorpusRow(repo=entry.name, backend=backend_of(entry.spec), limit=timeout)
     doctor, gen = read_log(repo_dir / "doctor.log"), read_log(repo_dir / "generate.log")
     report = (_json_tail(doctor.stdout) if doctor else None) or {}
     if report:
@@ -352,7 +353,9 @@ def main(argv: list[str] | None = None) -> int:
         done = repo_dir / "result.json"
         if args.rerender:
             if repo_dir.is_dir():
-                row = read_row(checkout(entry, args.out / "checkouts"), repo_dir, args.timeout_per_repo)
+                kept = _read_json(done) or {}
+                limit = kept.get("limit") or args.timeout_per_repo  # the limit the logs were made under
+                row = read_row(checkout(entry, args.out / "checkouts"), repo_dir, limit)
                 done.write_text(row.model_dump_json(indent=1))
                 rows.append(row)
             continue

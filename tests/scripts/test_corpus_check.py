@@ -119,3 +119,15 @@ def test_row_read_back_from_the_logs(corpus, tmp_path: Path):
     assert row.cause == ("no test passes at the ref (full output: L); baseline: 1 files fail to collect: "
                          "t/test_x.py (first: ModuleNotFoundError: freezegun)")
     assert corpus.read_log(tmp_path / "missing.log") is None
+
+
+def test_rerender_reads_the_causes_with_the_runs_own_limit(corpus, tmp_path: Path):
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"{tmp_path / 'repo'}\n")
+    (tmp_path / "repo").mkdir()
+    repo_dir = tmp_path / "out" / "repos" / corpus.slug(str(tmp_path / "repo"))
+    _log(repo_dir / "doctor.log", None, "", "")  # doctor stopped at the limit
+    (repo_dir / "result.json").write_text(corpus.CorpusRow(repo="r", limit=900).model_dump_json())
+    assert corpus.main([str(listing), "--out", str(tmp_path / "out"), "--rerender", "--timeout-per-repo", "60"]) == 0
+    row = corpus.CorpusRow.model_validate_json((repo_dir / "result.json").read_text())
+    assert row.cause == "doctor: over the 900s limit" and row.limit == 900
