@@ -116,6 +116,17 @@ class Project:
         return read_ini()
 
     @cached_property
+    def tox_toml(self) -> tuple[dict[str, Any], str] | None:
+        """tox 4's native TOML configuration and where it is: tox.toml, else pyproject's [tool.tox] table
+        when it is not the legacy ini text (that one is `tox_ini`)."""
+        if (self.root / "tox.toml").is_file():
+            return read_toml(self._file("tox.toml")), "tox.toml"
+        table = dig(self.pyproject, "tool", "tox")
+        if isinstance(table, dict) and "legacy_tox_ini" not in table:
+            return table, "pyproject.toml [tool.tox]"
+        return None
+
+    @cached_property
     def hatch_toml(self) -> dict[str, Any]:
         return read_toml(self._file("hatch.toml"))
 

@@ -267,6 +267,31 @@ def _tox(c: _Collector) -> None:
         _add_groups(c, groups, via=f" (named by {source})")
 
 
+# tox 4's native TOML configuration (tox.toml, or pyproject's [tool.tox] without legacy_tox_ini): the base
+# of every run env, then the envs named like a test run's.
+TOX_TOML_ENVS = ("test", "tests", "py", "py3", "pytest", "unit")
+
+
+def _tox_toml(c: _Collector) -> None:
+    found = c.project.tox_toml
+    if found is None:
+        return
+    table, label = found
+    envs = table.get("env") if isinstance(table.get("env"), dict) else {}
+    sections = [("env_run_base", table.get("env_run_base"))] + [(f"env.{n}", envs.get(n)) for n in TOX_TOML_ENVS]
+    for name, env in sections:
+        if not isinstance(env, dict):
+            continue
+        source = f"{label} [{name}]"
+        for dep in env.get("deps") or []:
+            if isinstance(dep, str):  # a {replace = ...} table is a substitution we do not evaluate
+                c.add_line(dep.replace("{tox_root}/", "").replace("{tox_root}", "."), f"{source} deps")
+        for extra in env.get("extras") or []:
+            if isinstance(extra, str):
+                c.add_extra(extra, f"{source} extras")
+        _add_groups(c, [g for g in env.get("dependency_groups") or [] if isinstance(g, str)], via=f" (named by {source})")
+
+
 def _nox_sessions(tree: ast.Module) -> list[ast.FunctionDef]:
     out = []
     for node in tree.body:
@@ -336,6 +361,7 @@ SOURCES: tuple[tuple[str, Callable[[_Collector], None]], ...] = (
     ("uv", _uv),
     ("requirements files", _requirement_files),
     ("tox", _tox),
+    ("tox (TOML)", _tox_toml),
     ("nox", _nox),
 )
 

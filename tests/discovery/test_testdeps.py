@@ -95,6 +95,21 @@ def test_tox_configuration_inside_pyproject(write_tree):
     assert reqs == [("pytest-mock", "tox configuration [testenv] deps")]
 
 
+def test_tox_native_toml_in_tox_toml_and_pyproject(write_tree):
+    toml = ('[env_run_base]\ndeps = ["pytest-mock", { replace = "ref", of = ["x"] }]\nextras = ["cli"]\n'
+            'dependency_groups = ["test"]\n[env.test]\ndeps = ["freezegun"]\n[env.docs]\ndeps = ["sphinx-rtd"]\n')
+    extras, reqs, _, _ = _found(write_tree, {
+        "pyproject.toml": PROJECT + '[project.optional-dependencies]\ncli = ["click"]\n'
+                                    '[dependency-groups]\ntest = ["hypothesis"]\n',
+        "tox.toml": toml})
+    assert extras == [("cli", "tox.toml [env_run_base] extras")]
+    assert ("pytest-mock", "tox.toml [env_run_base] deps") in reqs
+    assert ("freezegun", "tox.toml [env.test] deps") in reqs
+    assert not [spec for spec, _ in reqs if spec.startswith("sphinx")]  # a docs env is not the test run's
+    _, reqs, _, _ = _found(write_tree, {"pyproject.toml": PROJECT + '[tool.tox.env_run_base]\ndeps = ["pytest-mock"]\n'})
+    assert reqs == [("pytest-mock", "pyproject.toml [tool.tox] [env_run_base] deps")]
+
+
 NOXFILE = '''\
 import nox
 
