@@ -52,6 +52,9 @@ ADVICE: dict[str, tuple[str, str]] = {
 }
 _FALLBACK = ("candidates were dropped", f"{_MORE}; or {_STRATEGY}")
 _FUNCTION_FALLBACK = ("no function qualified for mutation", "run `repo2rlenv doctor --repo …`; or " + _STRATEGY)
+# Reasons the gates give (a candidate that never survived them); the rest lose survivors.
+_GATE_REASONS = {r.value for r in (SkipReason.killed, SkipReason.breaks_import, SkipReason.does_not_compile,
+                                   SkipReason.timeout_on_b, SkipReason.duplicate, SkipReason.no_change)}
 # Funnel entries that are not a drop: a candidate passed over because enough tasks came from its function.
 _NOT_DROPS = {SkipReason.over_limit.value}
 
@@ -85,7 +88,12 @@ def advise(skip_reasons: Counter[str] | dict[str, int], *, emitted: int, wanted:
                                 key=lambda kv: (kv[0] not in ADVICE or kv[0] == "function: test_code", -kv[1]))
         reason, count = function_drops[0] if function_drops else ("no candidates", 0)
     else:
-        reason, count = max(candidate_drops.items(), key=lambda kv: kv[1])
+        # When enough candidates survived the gates to meet the goal, the gates were not the bottleneck:
+        # what lost the survivors afterwards is (mdurl: 237 killed, 148 survivors with no oracle).
+        after = {k: v for k, v in candidate_drops.items() if k not in _GATE_REASONS}
+        best_after = max(after.items(), key=lambda kv: kv[1]) if after else None
+        reason, count = (best_after if best_after and best_after[1] >= wanted
+                         else max(candidate_drops.items(), key=lambda kv: kv[1]))
     meaning, try_ = ADVICE.get(reason, _FUNCTION_FALLBACK if reason.startswith("function: ") else _FALLBACK)
     line = (f"emitted {emitted} of {wanted}: {meaning} ({reason}: {count}). To try: {try_}"
             if count else f"emitted {emitted} of {wanted}: {meaning}. To try: {try_}")

@@ -50,3 +50,14 @@ def test_every_no_oracle_reason_has_advice():
 
     for reason in NoOracle:
         assert reason.value in ADVICE, reason
+
+
+def test_survivors_enough_for_the_goal_point_past_the_gates():
+    # mdurl: most mutants killed, but 148 survived and were lost for want of an oracle: that is the bottleneck.
+    funnel = {SkipReason.killed.value: 237, SkipReason.no_oracle.value: 148, SkipReason.timeout_on_b.value: 13}
+    advice = advise(funnel, emitted=0, wanted=3, candidates=398)
+    assert advice is not None and advice.reason == SkipReason.no_oracle.value and advice.count == 148
+    assert "--llm" in advice.try_
+    # Fewer survivors lost than the goal: the gates are the bottleneck (test_suite_kills_every_mutant).
+    assert advise({**funnel, SkipReason.no_oracle.value: 2}, emitted=0, wanted=3, candidates=252).reason \
+        == SkipReason.killed.value
