@@ -49,13 +49,16 @@ omit =
 
 
 # Lists directories named like a suite's, at most DEPTH deep, skipping hidden, build and environment dirs.
+# Test files at the root are part of the suite too, so then nothing is listed (no narrowing).
 _LIST_TEST_DIRS = """
-import ast, json, os, sys
+import ast, fnmatch, json, os, sys
 names, depth = set(ast.literal_eval(sys.argv[1])), int(sys.argv[2])
 skip = {"node_modules", "build", "dist", "site-packages", "__pycache__", "venv"}
 found = []
-for top, dirs, _files in os.walk("."):
+for top, dirs, files in os.walk("."):
     level = 0 if top == "." else top.count(os.sep)
+    if level == 0 and any(fnmatch.fnmatch(f, "test_*.py") or fnmatch.fnmatch(f, "*_test.py") for f in files):
+        break
     dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in skip) if level < depth else []
     found += [os.path.join(top, d)[2:] for d in dirs if d in names]
 print(json.dumps(found))

@@ -265,7 +265,8 @@ def suite_paths(setup: PytestSetup, test_dirs: list[str]) -> list[str]:
     and the test directories inside its packages, so files outside the real suite (`extra/`, `perf/`,
     `examples/`, `scripts/` with test_*.py that fail to import or run for minutes) are not collected.
     Empty (pytest walks the tree, as without us) when testpaths is set, the addopts name paths or run
-    doctests in modules and text files, or no top-level test directory exists.
+    doctests in modules and text files, or no top-level test directory exists (the runner lists
+    none when test files lie at the root: they are part of the suite).
     `test_dirs`: the repo's directories named in TEST_DIR_NAMES, relative, at most TEST_DIR_DEPTH deep."""
     if setup.testpaths or _positional(setup.kept_addopts, test_dirs):
         return []

@@ -143,6 +143,15 @@ def test_without_testpaths_the_suite_is_its_test_directories(request, make_repo,
     assert report.collection_errors == {}
 
 
+def test_test_files_at_the_root_keep_the_whole_tree(request, make_repo, tiny_package):
+    files = tiny_package(CHECKS.replace("def test_fails_first():\n    assert add(1, 1) == 3\n\n", ""), CORE)
+    files["test_top.py"] = "def test_top():\n    pass\n"
+    root = make_repo(files, commit=False)
+    runner, report = _baseline("local", request, root)
+    assert runner.suite_paths == []
+    assert "test_top.py::test_top" in report.stable_passing
+
+
 @pytest.mark.parametrize(("setup", "dirs", "paths"), [
     (PytestSetup(), ["tests"], ["tests"]),
     (PytestSetup(), ["test", "src/pkg/tests", "tests", "tests/unit/test"], ["test", "tests", "src/pkg/tests"]),
