@@ -1,5 +1,5 @@
 """`python -m repo2rlenv` runs the CLI."""
 
-from repo2rlenv.cli import main
+from repo2rlenv.cli.main import main
 
 main()

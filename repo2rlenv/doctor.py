@@ -185,7 +185,7 @@ def _check_baseline_and_mining(ctx: Any, options: Any, ref: Any, report: DoctorR
     report.tests, report.stable_passing = baseline.total, len(baseline.stable_passing)
     report.quarantined = len(baseline.quarantined)
     report.problems += baseline_problems(baseline)
-    from repo2rlenv.pipelines.test_synthesis.mutation import mine_mutations
+    from repo2rlenv.pipelines.test_synthesis.mine.mutation import mine_mutations
     from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 
     mining = TestSynthesisOptions.model_validate({**options.model_dump(), "strategy": "mutation"})

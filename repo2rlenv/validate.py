@@ -20,7 +20,7 @@ from repo2rlenv.errors import SandboxError
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.sandbox.docker import LABEL, DockerSession, docker_client
-from repo2rlenv.taskdir import TaskPaths
+from repo2rlenv.dataset.taskdir import TaskPaths
 
 # History: 1 = first version.
 VALIDATION_SCHEMA_VERSION = 1
@@ -176,7 +176,7 @@ def validate_task_locally(task: TaskPaths, *, python: str, check_existing: bool 
     import tempfile
     from pathlib import Path
 
-    from repo2rlenv.verifiers.test_synthesis.bundle import verifier_module
+    from repo2rlenv.verifiers.bundle import verifier_module
 
     meta = _task_toml(task)["metadata"]["repo2env"]["test_synthesis"]
     test_path = meta["test_path"]
@@ -215,7 +215,7 @@ def validate_task_locally(task: TaskPaths, *, python: str, check_existing: bool 
 
 def summarize(result: ValidationResult, *, mode: str, task: TaskPaths):
     """The manifest's view of a validation."""
-    from repo2rlenv.manifest import ValidationSummary
+    from repo2rlenv.dataset.manifest import ValidationSummary
 
     return ValidationSummary(
         ok=result.ok, mode=mode, oracle_reward=result.oracle.reward, empty_reward=result.empty.reward,
@@ -226,8 +226,8 @@ def summarize(result: ValidationResult, *, mode: str, task: TaskPaths):
 def validate_dataset(root: Path, *, mode: str, python: str | None = None, only_changed: bool = True,
                      progress: Callable[[str], None] | None = None) -> list[ValidationResult]:
     """Validate every task of a dataset, record results, rewrite the manifest."""
-    from repo2rlenv.manifest import load_validation, save_validation, write_manifest
-    from repo2rlenv.taskdir import DatasetPaths
+    from repo2rlenv.dataset.manifest import load_validation, save_validation, write_manifest
+    from repo2rlenv.dataset.taskdir import DatasetPaths
 
     dataset = DatasetPaths(root)
     client = docker_client() if mode == "docker" else None

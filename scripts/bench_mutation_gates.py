@@ -32,9 +32,9 @@ from pathlib import Path
 
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
-from repo2rlenv.pipelines.test_synthesis.fast_gates import BatchGateRunner
-from repo2rlenv.pipelines.test_synthesis.gates import GateRunner
-from repo2rlenv.pipelines.test_synthesis.mutation import mine_mutations
+from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner
+from repo2rlenv.pipelines.test_synthesis.gate.gates import GateRunner
+from repo2rlenv.pipelines.test_synthesis.mine.mutation import mine_mutations
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.sandbox.base import Limits, base_env
 from repo2rlenv.sandbox.docker import WORKSPACE, DockerSandbox

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from repo2rlenv.sandbox.base import Limits  # noqa: E402
 from repo2rlenv.sandbox.docker import DockerSession, docker_client  # noqa: E402
-from repo2rlenv.taskdir import DatasetPaths, TaskPaths  # noqa: E402
+from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths  # noqa: E402
 from repo2rlenv.validate import TaskRunner, build_task_image  # noqa: E402
 
 # bash's `times`: the shell's user/sys, then its children's, e.g. "0m0.004s 0m0.001s\n0m0.281s 0m0.037s".

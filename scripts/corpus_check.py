@@ -290,7 +290,7 @@ def _validated(out: Path, summary: dict) -> int:
     """Emitted tasks whose validation record says oracle 1.0 and empty 0.0."""
     count = 0
     for task_id in summary.get("emitted", []):
-        # `repo2rlenv.manifest.validation_path`: written only when the task's validation passed.
+        # `repo2rlenv.dataset.manifest.validation_path`: written only when the task's validation passed.
         if _read_json(out / "validation" / f"{task_id}.json") is not None:
             count += 1
     return count

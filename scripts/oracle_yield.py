@@ -34,11 +34,11 @@ from pydantic import BaseModel, ConfigDict, Field
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from repo2rlenv.manifest import load_validation  # noqa: E402
+from repo2rlenv.dataset.manifest import load_validation  # noqa: E402
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason  # noqa: E402
-from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle  # noqa: E402
-from repo2rlenv.pipelines.test_synthesis.oracle.misses import MissClass, classify_miss, skip_detail  # noqa: E402
-from repo2rlenv.taskdir import DatasetPaths, TaskPaths  # noqa: E402
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import NoOracle  # noqa: E402
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.misses import MissClass, classify_miss, skip_detail  # noqa: E402
+from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths  # noqa: E402
 
 # Drop reasons meaning "the oracle step found nothing"; any later drop happened after an oracle was found.
 NO_ORACLE_REASONS = frozenset({SkipReason.no_oracle.value, *(r.value for r in NoOracle)})

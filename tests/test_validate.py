@@ -12,9 +12,9 @@ import pytest
 
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.generate import run_generate
-from repo2rlenv.manifest import read_manifest
+from repo2rlenv.dataset.manifest import read_manifest
 from repo2rlenv.progress import Reporter
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -39,7 +39,7 @@ from repo2rlenv.solver.errors import SolverInputError
 from repo2rlenv.solver.events import SolverHooks, Trajectory
 from repo2rlenv.solver.result import StopReason
 from repo2rlenv.solver.task_mode import TaskSolve, solve_task
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 class EvalPaths:
     """The eval directory's layout (module docstring); the only place that spells it."""

@@ -19,7 +19,7 @@ from repo2rlenv.hub.layout import PublishedPaths, list_files
 from repo2rlenv.hub.registry import PublishTarget, registry_entries, registry_json
 from repo2rlenv.hub.source import LocalDataset, open_dataset
 from repo2rlenv.hub.table import table_row, write_table
-from repo2rlenv.manifest import validation_path, write_manifest
+from repo2rlenv.dataset.manifest import validation_path, write_manifest
 
 
 class ExportResult(BaseModel):

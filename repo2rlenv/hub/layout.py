@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 TABLE_PATH = "data/train-00000-of-00001.parquet"
 # The card's `configs` entry: a glob, so a later version may shard the table without a new card format.

@@ -14,9 +14,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from repo2rlenv.hub.errors import NotADataset, UnvalidatedTasks
-from repo2rlenv.manifest import ManifestRow, row_for
-from repo2rlenv.pipelines.test_synthesis.task_toml import TaskToml
-from repo2rlenv.taskdir import DatasetPaths, TaskPaths
+from repo2rlenv.dataset.manifest import ManifestRow, row_for
+from repo2rlenv.dataset.task_toml import TaskToml
+from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths
 
 
 class ValidationStatus(str, Enum):

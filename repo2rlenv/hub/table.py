@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.hub.layout import list_empty_dirs, list_files
 from repo2rlenv.hub.source import LocalTask, ValidationStatus
-from repo2rlenv.manifest import ManifestRow
+from repo2rlenv.dataset.manifest import ManifestRow
 
 
 class TaskFile(BaseModel):

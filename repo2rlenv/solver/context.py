@@ -10,8 +10,8 @@ import posixpath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
-from repo2rlenv.pipelines.test_synthesis.oracle_llm.sections import (
+from repo2rlenv.pysource.functions import FunctionRecord
+from repo2rlenv.pysource.sections import (
     imports_reaching,
     module_imports,
     nearby_code,

@@ -19,8 +19,8 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord, extract_functions, module_name_for
-from repo2rlenv.pipelines.test_synthesis.oracle_llm.sections import truncate
+from repo2rlenv.pysource.functions import FunctionRecord, extract_functions, module_name_for
+from repo2rlenv.pysource.sections import truncate
 from repo2rlenv.sandbox.base import Sandbox
 from repo2rlenv.sandbox.install import detect_import_roots
 from repo2rlenv.solver.diffscan import parse_diff

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord, extract_functions, module_name_for
+from repo2rlenv.pysource.functions import FunctionRecord, extract_functions, module_name_for
 from repo2rlenv.solver.errors import SolverInputError
 
 # The sentences of harbor_templates/instruction.md that carry the target; whitespace may be re-wrapped.

@@ -23,7 +23,7 @@ from repo2rlenv.solver.events import SolverHooks, Trajectory
 from repo2rlenv.solver.loop import Solver
 from repo2rlenv.solver.result import SolveResult
 from repo2rlenv.solver.target import target_from_instruction
-from repo2rlenv.taskdir import TaskPaths
+from repo2rlenv.dataset.taskdir import TaskPaths
 from repo2rlenv.validate import RunOutcome, TaskRunner, build_task_image
 
 # The agent container's wall clock per command; the loop's own timeouts are shorter.

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv.baseline.junit import Outcome, case_nodeid
 from repo2rlenv.baseline.runner import PYTEST_NO_TESTS, SuiteRun, SuiteRunner
 from repo2rlenv.errors import SandboxError
-from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
+from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.sandbox.base import ExecResult, Session
 from repo2rlenv.solver.target import Target
 

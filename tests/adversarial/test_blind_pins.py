@@ -21,7 +21,7 @@ import pytest
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.generate import run_generate
 from repo2rlenv.progress import Reporter
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 from repo2rlenv.verifiers.test_synthesis.verifier import score
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
+from repo2rlenv.verifiers.config_model import RewardDetails
 
 pytestmark = pytest.mark.slow
 IMPORTS = "import os\nimport sys\nfrom shopcalc.pricing import apply_discount as f\nimport shopcalc.pricing as m\n\n\n"

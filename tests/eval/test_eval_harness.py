@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from repo2rlenv.eval.formatting import coverage_gain
 from repo2rlenv.eval.harness import EvalPaths
-from repo2rlenv.solver.cli_commands import eval_command
+from repo2rlenv.cli.solver import eval_command
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from repo2rlenv.manifest import ValidationSummary, save_validation, write_manifest
-from repo2rlenv.pipelines.test_synthesis.task_toml import (
+from repo2rlenv.dataset.manifest import ValidationSummary, save_validation, write_manifest
+from repo2rlenv.dataset.task_toml import (
     AgentSection,
     EnvironmentSection,
     Metadata,
@@ -23,7 +23,7 @@ from repo2rlenv.pipelines.test_synthesis.task_toml import (
     TestSynthesisMeta,
     VerifierSection,
 )
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 from repo2rlenv.validate import content_key
 
 TOKEN = "hf_r2eTestTokenDoNotPrint1234567890"

@@ -15,15 +15,15 @@ import yaml
 from click.testing import CliRunner
 
 from repo2rlenv.hub.card import NO_MUTATION_KIND, STATS_TABLES
-from repo2rlenv.hub.cli_commands import export
+from repo2rlenv.cli.hub import export
 from repo2rlenv.hub.errors import NotADataset, UnvalidatedTasks
 from repo2rlenv.hub.export import export_dataset
 from repo2rlenv.hub.layout import TABLE_GLOB, TABLE_PATH, is_managed, list_files
 from repo2rlenv.hub.license import detect_license
 from repo2rlenv.hub.registry import RegistryDataset, publish_target
 from repo2rlenv.hub.table import TableRow
-from repo2rlenv.manifest import read_manifest
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.manifest import read_manifest
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 LOCAL = publish_target(None, fallback_name="ds")
 

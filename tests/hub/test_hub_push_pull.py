@@ -19,15 +19,15 @@ from typing import Any, Callable
 import pytest
 from click.testing import CliRunner, Result
 
-from repo2rlenv.hub.cli_commands import pull, push
+from repo2rlenv.cli.hub import pull, push
 from repo2rlenv.hub.errors import PushFailed
 from repo2rlenv.hub.export import export_dataset
 from repo2rlenv.hub.layout import TABLE_PATH
 from repo2rlenv.hub.plan import CommitLimits
 from repo2rlenv.hub.push import push_dataset
 from repo2rlenv.hub.registry import publish_target
-from repo2rlenv.manifest import write_manifest
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.manifest import write_manifest
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 REPO = "acme/widget-tasks"
 TASK_A, TASK_B, TASK_C = "acme__widgets-ts-aaaa1111", "acme__widgets-ts-bbbb2222", "zeta__gears-ts-cccc3333"
@@ -232,7 +232,7 @@ def test_push_in_a_fresh_process_reads_the_environment(make_dataset: Callable[..
     # A new interpreter: huggingface_hub reads HF_ENDPOINT and HF_HUB_DISABLE_XET at import, as for a user.
     src = make_dataset()
     env = {**os.environ, "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-    code = "from repo2rlenv.hub.cli_commands import push; push(prog_name='repo2rlenv push')"
+    code = "from repo2rlenv.cli.hub import push; push(prog_name='repo2rlenv push')"
     done = subprocess.run([sys.executable, "-c", code, str(src), "--repo-id", REPO, "--json"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -242,7 +242,7 @@ def test_push_in_a_fresh_process_reads_the_environment(make_dataset: Callable[..
 
 
 def test_the_commands_import_neither_datasets_nor_huggingface_hub() -> None:
-    code = ("import sys, repo2rlenv.hub.cli_commands; "
+    code = ("import sys, repo2rlenv.cli.hub; "
             "print(sorted(m for m in ('datasets', 'huggingface_hub', 'pyarrow') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

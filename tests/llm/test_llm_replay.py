@@ -50,7 +50,7 @@ def test_unknown_request_and_missing_cassette(tmp_path):
 
 
 def test_model_free_imports_do_not_load_litellm():
-    code = ("import sys, repo2rlenv.cli, repo2rlenv.llm, repo2rlenv.pipelines.test_synthesis.oracle_llm; "
+    code = ("import sys, repo2rlenv.cli.main, repo2rlenv.llm, repo2rlenv.pipelines.test_synthesis.oracle.llm; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'openai')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -15,12 +15,12 @@ import pytest
 
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.generate import run_generate
-from repo2rlenv.manifest import read_manifest
+from repo2rlenv.dataset.manifest import read_manifest
 from repo2rlenv.pipelines.base import Pipeline
 from repo2rlenv.pipelines.registry import get_pipeline, pipeline_names, registry
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.progress import Reporter
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 # Per pipeline: options that make a small, quick run on examples/minicart.
 SMALL_RUN = {"test_synthesis": {"strategy": "mutation", "limit": 2, "seed": 1}}

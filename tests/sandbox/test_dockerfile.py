@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from repo2rlenv.discovery.plan import plan_install
-from repo2rlenv.pipelines.test_synthesis.emit import render_task_dockerfile
+from repo2rlenv.pipelines.test_synthesis.emit.emit import render_task_dockerfile
 from repo2rlenv.sandbox.docker import render_dockerfile
 
 

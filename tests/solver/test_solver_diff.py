@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from repo2rlenv.solver.cli_commands import solve
+from repo2rlenv.cli.solver import solve
 from repo2rlenv.solver.diff_mode import changed_functions, new_file_patch
 from repo2rlenv.solver.diffscan import parse_diff
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from repo2rlenv.solver.cli_commands import solve
+from repo2rlenv.cli.solver import solve
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

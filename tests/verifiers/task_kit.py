@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repo2rlenv.verifiers.test_synthesis.bundle import install_verifier, workspace_manifest
-from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
+from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest
+from repo2rlenv.verifiers.config_model import VariantDiffs, VerifierConfig
 from repo2rlenv.verifiers.test_synthesis.verifier import score
 from repo2rlenv.verifiers.test_synthesis.verifier_patch import make_diff
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.verifiers.test_synthesis.bundle import TEST_SH, VERIFIER_DIR, VERIFIER_MODULES, install_verifier
+from repo2rlenv.verifiers.bundle import TEST_SH, VERIFIER_DIR, VERIFIER_MODULES, install_verifier
 
 pytestmark = pytest.mark.slow
 SIBLINGS = {Path(name).stem for name in VERIFIER_MODULES}

@@ -9,7 +9,7 @@ import pytest
 
 from repo2rlenv.verifiers.test_synthesis import verifier_config as vc
 from repo2rlenv.verifiers.test_synthesis import verifier_twins as vt
-from repo2rlenv.verifiers.test_synthesis.config_model import (
+from repo2rlenv.verifiers.config_model import (
     CONFIG_SCHEMA_VERSION,
     TWIN_KINDS,
     VariantDiffs,

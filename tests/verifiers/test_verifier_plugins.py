@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from repo2rlenv.verifiers.test_synthesis.bundle import workspace_manifest
+from repo2rlenv.verifiers.bundle import workspace_manifest
 
 pytestmark = pytest.mark.slow
 

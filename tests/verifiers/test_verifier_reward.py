@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
+from repo2rlenv.verifiers.config_model import RewardDetails
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ import pytest
 from repo2rlenv.verifiers.test_synthesis import verifier_launch as vlaunch
 from repo2rlenv.verifiers.test_synthesis import verifier_layout as vlayout
 from repo2rlenv.verifiers.test_synthesis import verifier_run as vrun
-from repo2rlenv.verifiers.test_synthesis.config_model import RewardDetails
+from repo2rlenv.verifiers.config_model import RewardDetails
 
 pytestmark = pytest.mark.slow
 OWNER = (vrun.NOBODY, vrun.NOBODY) if os.geteuid() == 0 else None

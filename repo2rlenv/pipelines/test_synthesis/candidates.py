@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
+from repo2rlenv.pysource.functions import FunctionRecord
 
 # History: 1 = first version.
 CANDIDATE_SCHEMA_VERSION = 1

@@ -13,9 +13,11 @@ commit's pairs, with the reason, when:
 The pairs that are left are gated and synthesized against that session, baseline and tree, and the task
 carries the commit as its ref and the commit's tree as its environment.
 
-`CommitGating` has the shape of the pipeline's gate runner (`check_many`) and synthesizer
-(`synthesize`), so the pipeline's candidate loop drives it unchanged (`process_at_commits`). One commit's
-session is open at a time; a commit's baseline is kept until its last pair is decided.
+`judge_at_commits` yields one `CommitWork` per commit, in the miner's order: the commit's pairs and a
+gate runner (`check_many`) and synthesizer (`synthesize`) bound to that commit's world, so the pipeline's
+candidate loop runs over each unchanged. A commit's session opens at its first gate (a rerun whose pairs
+were all decided before opens none); one session is open at a time, and a commit's baseline is kept until
+its last pair is decided.
 """
 
 from __future__ import annotations
@@ -25,17 +27,18 @@ import shutil
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
 from repo2rlenv.errors import BaselineError, SandboxError
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
+from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
-from repo2rlenv.sandbox.base import Session
+from repo2rlenv.pipelines.test_synthesis.task_validation import task_validator
 from repo2rlenv.sandbox.environments import EnvironmentBuildError, EnvironmentPool, EnvSession
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.sources import RepoSource, snapshot
@@ -116,7 +119,7 @@ class _Active:
     commit: _Commit
     env: EnvSession
     runner: SuiteRunner
-    gates: Any = None
+    gates: BatchGateRunner | None = None
     synth: Synthesizer | None = None
 
 
@@ -124,19 +127,17 @@ class CommitGating:
     """Gate runner and synthesizer for commit_pair candidates, each against its own commit."""
 
     def __init__(self, *, source: RepoSource, pool: EnvironmentPool, options: TestSynthesisOptions, work_dir: Path,
-                 synthesis: SynthesisContext, make_gates: Callable[[SuiteRunner, BaselineReport], Any],
-                 validator_for: Callable[[Session], Callable[[Path], Any] | None] | None = None,
-                 known_failures: set[str] | None = None, progress: Callable[[str], None] | None = None):
-        """`synthesis` is the run's context (its suite, baseline, tree and ref are replaced per commit);
-        `make_gates(runner, baseline)` builds the gate runner for a commit's session; `validator_for`
-        the task validator for a commit's session; `known_failures` the tests failing at the ref."""
+                 synthesis: SynthesisContext, run: RunContext | None = None, known_failures: set[str] | None = None,
+                 progress: Callable[[str], None] | None = None):
+        """`synthesis` is the run's context (its suite, baseline, tree, ref and validator are replaced per
+        commit); `run` the run whose task validation each commit's tasks get (None: the run-wide
+        validator of `synthesis`); `known_failures` the tests failing at the ref."""
         self.source = source
         self.pool = pool
         self.options = options
         self.work_dir = work_dir
         self.synthesis = synthesis
-        self.make_gates = make_gates
-        self.validator_for = validator_for
+        self.run = run
         self.known_failures = known_failures or set()
         self.say = progress or (lambda _msg: None)
         self.commits: dict[str, _Commit] = {}
@@ -220,13 +221,9 @@ class CommitGating:
             return
         if active.gates is None:
             assert commit.baseline is not None
-            active.gates = self.make_gates(active.runner, commit.baseline)
+            active.gates = gate_runner_for(self.options, active.runner, commit.baseline)
         self.say(f"{sha[:12]}: gating {len(todo)} pair(s) in environment {commit.key}")
-        if hasattr(active.gates, "check_many"):  # BatchGateRunner
-            active.gates.check_many(todo)
-        else:  # GateRunner
-            for cand in todo:
-                active.gates.check(cand)
+        active.gates.check_many(todo)
         for cand in todo:
             # Put the commit-level gates first; a gate runner may have started the record afresh.
             cand.gates = [*notes, GateResult(gate="B applies to A", passed=True), *cand.gates]
@@ -299,7 +296,8 @@ class CommitGating:
     def _synthesis_context(self, active: _Active) -> SynthesisContext:
         commit = active.commit
         assert commit.baseline is not None and commit.plan is not None
-        validator = self.validator_for(active.env.session) if self.validator_for else self.synthesis.validator
+        validator = (task_validator(self.run, self.options, python=active.env.session.python)
+                     if self.run is not None else self.synthesis.validator)
         # Sibling mutants are mined at the ref, not in this tree: none for a commit's pair.
         return dataclasses.replace(self.synthesis, suite=active.runner, baseline=commit.baseline, a_dir=commit.tree,
                                    ref=commit.sha, install=commit.plan, validator=validator, gates=None,
@@ -324,23 +322,35 @@ class CommitGating:
             self.active = None
 
 
-def process_at_commits(ctx: RunContext, options: TestSynthesisOptions, synthesis: SynthesisContext,
-                       ref_baseline: BaselineReport, pairs: list[Candidate], result: PipelineResult, *,
-                       process: Callable[[Any, Any, list[Candidate]], list[Candidate]],
-                       make_gates: Callable[[SuiteRunner, BaselineReport], Any],
-                       validator_for: Callable[[Session], Callable[[Path], Any] | None]) -> list[Candidate]:
-    """Run the pipeline's candidate loop (`process(gates, synthesizer, candidates)`) over `pairs`, each
-    judged at its own commit; records the commits and environments in `result`. Returns what `process`
-    decided."""
+@dataclass(slots=True)
+class CommitWork:
+    """One commit's pairs, in the miner's order, and the gate runner and synthesizer that judge them in
+    that commit's world (both are the driver's `CommitGating`: its session opens at the first gate)."""
+
+    sha: str
+    pairs: list[Candidate]
+    gates: CommitGating
+    synth: CommitGating
+
+
+def judge_at_commits(ctx: RunContext, options: TestSynthesisOptions, synthesis: SynthesisContext,
+                     ref_baseline: BaselineReport, pairs: list[Candidate],
+                     result: PipelineResult) -> Iterator[CommitWork]:
+    """One `CommitWork` per commit of `pairs`, in the order its first pair was mined. Closing the
+    generator (or running it out) closes the open session, removes the commits' trees and records the
+    commits and environments in `result`."""
     if not pairs:
-        return []
+        return
+    by_commit: dict[str, list[Candidate]] = {}
+    for cand in pairs:
+        by_commit.setdefault(CommitGating._sha(cand), []).append(cand)
     ctx.reporter.stage(f"judging {len(pairs)} commit pairs, each at its own commit")
     gating = CommitGating(source=ctx.source, pool=EnvironmentPool(ctx.sandbox), options=options,
-                          work_dir=ctx.work_dir, synthesis=synthesis, make_gates=make_gates,
-                          validator_for=validator_for, known_failures=failing_tests(ref_baseline),
-                          progress=ctx.reporter.info)
+                          work_dir=ctx.work_dir, synthesis=synthesis, run=ctx,
+                          known_failures=failing_tests(ref_baseline), progress=ctx.reporter.info)
     try:
-        return process(gating, gating, pairs)
+        for sha, group in by_commit.items():
+            yield CommitWork(sha=sha, pairs=group, gates=gating, synth=gating)
     finally:
         gating.close()
         summary = gating.summary()

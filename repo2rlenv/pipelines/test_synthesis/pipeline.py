@@ -8,30 +8,33 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Protocol
 
 from pydantic import BaseModel
 
 from repo2rlenv import atomic
-from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
+from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.errors import ConfigError, SourceError
 from repo2rlenv.journal import Journal, journal_key
-from repo2rlenv.manifest import write_manifest
+from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.advice import advise
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
-from repo2rlenv.pipelines.test_synthesis.commit_driver import process_at_commits, split_pairs, task_ref
-from repo2rlenv.pipelines.test_synthesis.functions import FunctionRecord
-from repo2rlenv.pipelines.test_synthesis.fast_gates import BatchGateRunner
-from repo2rlenv.pipelines.test_synthesis.gates import GateTimeouts, baseline_coverage
+from repo2rlenv.pipelines.test_synthesis.commit_driver import judge_at_commits, split_pairs, task_ref
+from repo2rlenv.pysource.functions import FunctionRecord
+from repo2rlenv.pipelines.test_synthesis.gate.batch import gate_runner_for
+from repo2rlenv.pipelines.test_synthesis.gate.gates import baseline_coverage
 from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
-from repo2rlenv.pipelines.test_synthesis.emit import task_id_for
+from repo2rlenv.pipelines.test_synthesis.emit.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.ref_setup import open_ref, ref_baseline
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
-from repo2rlenv.taskdir import DatasetPaths, TaskPaths
+from repo2rlenv.pipelines.test_synthesis.task_validation import task_validator
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 PIPELINE_VERSION = "0.1.0"
 # Candidates gated per worker batch: about four per task still wanted (most mutants are killed), within
@@ -56,6 +59,41 @@ def _siblings_index(candidates: list[Candidate]):
     return siblings_of
 
 
+class _Gates(Protocol):
+    def check_many(self, candidates: list[Candidate]) -> list[Candidate]: ...
+
+
+class _Synth(Protocol):
+    def synthesize(self, cand: Candidate) -> str | None: ...
+
+
+@dataclass(slots=True)
+class _Decisions:
+    """What earlier runs decided (the journal of this run's key, the tasks already published) and the
+    tasks emitted per function in the current loop."""
+
+    journal: Journal[Candidate]
+    decided: dict[str, Candidate]
+    existing: set[str]
+    per_function: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def load(cls, ctx: RunContext, options: TestSynthesisOptions, a_digest: str) -> "_Decisions":
+        dataset = DatasetPaths(ctx.out_dir)
+        # Options that cannot change a decision stay out of the key: a rerun with a larger limit, without
+        # validation or with more gate workers (say, on a bigger machine) continues the same journal.
+        state_key = journal_key(ctx.source.slug, ctx.commit, a_digest,
+                                options.model_dump(exclude={"limit", "validate_tasks", "gate_workers"}))
+        journal: Journal[Candidate] = Journal(dataset.root / ".r2e-state" / f"{state_key}.jsonl", Candidate,
+                                              "candidate_id")
+        return cls(journal=journal, decided=journal.load(), existing=set(dataset.task_ids()))
+
+    def fresh_share(self) -> "_Decisions":
+        """The same record of earlier runs with a new per-function count (the ref's loop after the
+        commits' loop counts its own share, as it always has)."""
+        return _Decisions(journal=self.journal, decided=self.decided, existing=self.existing)
+
+
 class TestSynthesisPipeline:
     """Tasks where the agent writes tests that pass on A and fail on a hidden B."""
 
@@ -74,7 +112,6 @@ class TestSynthesisPipeline:
         result = PipelineResult()
         ref = open_ref(ctx)
         a_dir, plan, session, runner = ref.a_dir, ref.plan, ref.session, ref.runner
-        self._a_digest = ref.a_digest
         try:
             # Read before any test runs in the workspace: what is new there now, the build wrote.
             generated = generated_files(session, a_dir)
@@ -95,22 +132,24 @@ class TestSynthesisPipeline:
                 # The coverage table reads the ref's baseline; pairs judged at their commits have their own.
                 self._report_functions(ctx, baseline, functions)
             client, ledger = self._llm(ctx, options)
-            gates = self._gates(ctx, options, runner, baseline)
+            gates = gate_runner_for(options, runner, baseline)
             synth = Synthesizer(SynthesisContext(
                 suite=runner, baseline=baseline, options=options, a_dir=a_dir,
                 tasks_root=DatasetPaths(ctx.out_dir).tasks, repo=ctx.source.display_name,
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
-                base_image=plan.base_image, install=plan, validator=self._validator(ctx, options),
+                base_image=plan.base_image, install=plan, validator=task_validator(ctx, options),
                 llm_client=client, gates=gates, siblings_of=_siblings_index(candidates), generated=generated,
                 pytest_plugins=plugins))
             pairs, rest = split_pairs(options, candidates)
-            processed = process_at_commits(
-                ctx, options, synth.ctx, baseline, pairs, result,
-                process=lambda g, s, cands: self._process(ctx, options, g, s, cands, result),
-                make_gates=lambda r, b: self._gates(ctx, options, r, b),
-                validator_for=lambda session: self._validator(ctx, options, python=session.python))
+            decisions = _Decisions.load(ctx, options, ref.a_digest)
+            processed: list[Candidate] = []
+            with closing(judge_at_commits(ctx, options, synth.ctx, baseline, pairs, result)) as commits:
+                for work in commits:
+                    if len(result.emitted) >= options.limit:
+                        break
+                    processed += self._process(ctx, options, work.gates, work.synth, work.pairs, result, decisions)
             if rest or not pairs:
-                processed += self._process(ctx, options, gates, synth, rest, result)
+                processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share())
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
             short = advise(result.skip_reasons, emitted=len(result.emitted), wanted=options.limit,
@@ -130,17 +169,17 @@ class TestSynthesisPipeline:
               import_roots: list[str], result: PipelineResult) -> tuple[list[Candidate], Counter[str], list]:
         """Candidates in the order they should be tried, skip counts, and the functions considered."""
         if options.strategy == "mutation":
-            from repo2rlenv.pipelines.test_synthesis.mutation import mine_mutations
+            from repo2rlenv.pipelines.test_synthesis.mine.mutation import mine_mutations
 
             return mine_mutations(a_dir, baseline, options, import_roots)
         if options.strategy == "commit_pair":
-            from repo2rlenv.pipelines.test_synthesis.commit_pair import mine_commit_pairs
+            from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import mine_commit_pairs
 
             cands, skipped, scanned = mine_commit_pairs(ctx.source, ctx.commit, a_dir, baseline, options,
                                                         import_roots, first_parent=options.first_parent)
             functions = list({f"{c.function.path}::{c.function.qualname}": c.function for c in cands}.values())
         else:
-            from repo2rlenv.pipelines.test_synthesis.hybrid import mine_hybrid
+            from repo2rlenv.pipelines.test_synthesis.mine.hybrid import mine_hybrid
 
             cands, skipped, functions, scanned = mine_hybrid(ctx.source, ctx.commit, a_dir, baseline, options,
                                                              import_roots, first_parent=options.first_parent)
@@ -160,54 +199,14 @@ class TestSynthesisPipeline:
                            max_spend_usd=ctx.config.max_spend_usd, prices=Prices.load([ctx.config.llm]))
         return client, ledger
 
-    def _validator(self, ctx: RunContext, options: TestSynthesisOptions,
-                   python: str | None = None) -> Callable[[Path], Any] | None:
-        """Validation as Harbor runs tasks (Docker), or process-level with the local sandbox (with `python`,
-        default the sandbox's venv: a commit pair's task needs its own commit's environment)."""
-        if not options.validate_tasks:
-            return None
-        from repo2rlenv import validate
-        from repo2rlenv.manifest import save_validation
-
-        dataset = DatasetPaths(ctx.out_dir)
-        docker = ctx.sandbox.name == "docker"
-        python = None if docker else (python or ctx.sandbox.venv_python)  # type: ignore[attr-defined]
-
-        def run(root: Path) -> validate.ValidationResult:
-            task = TaskPaths(root)
-            with ctx.reporter.in_stage("validate"):
-                result = (validate.validate_task(task) if docker
-                          else validate.validate_task_locally(task, python=python))
-            if result.ok:
-                save_validation(dataset, task.root.name,
-                                validate.summarize(result, mode="docker" if docker else "local", task=task))
-            return result
-
-        return run
-
-    def _gates(self, ctx: RunContext, options: TestSynthesisOptions, runner: SuiteRunner,
-               baseline: BaselineReport) -> BatchGateRunner:
-        """The batch gate runner: one warm worker per batch, forking a child per candidate."""
-        workers = options.gate_workers or max(1, int(options.cpus))
-        timeouts = GateTimeouts(cap=options.mutant_timeout_sec, factor=options.mutant_timeout_factor,
-                                floor=options.mutant_timeout_floor_sec)
-        return BatchGateRunner(runner, baseline, timeout=timeouts, workers=workers)
-
-    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: BatchGateRunner, synth: Synthesizer,
-                 candidates: list[Candidate], result: PipelineResult) -> list[Candidate]:
+    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: _Gates, synth: _Synth,
+                 candidates: list[Candidate], result: PipelineResult, decisions: _Decisions) -> list[Candidate]:
         """Gate candidates in batches, in the miner's order, and synthesize tasks from the survivors until
-        `limit` tasks exist. Returns every candidate decided (the rest were never needed)."""
-        per_function: Counter[str] = Counter()
+        `limit` tasks exist. `gates` and `synth` are the ref's runner and synthesizer or one commit's
+        (`commit_driver.CommitWork`). Returns every candidate decided (the rest were never needed)."""
+        per_function, journal, decided, existing = (decisions.per_function, decisions.journal, decisions.decided,
+                                                    decisions.existing)
         done: list[Candidate] = []
-        dataset = DatasetPaths(ctx.out_dir)
-        existing = set(dataset.task_ids())
-        # Options that cannot change a decision stay out of the key: a rerun with a larger limit, without
-        # validation or with more gate workers (say, on a bigger machine) continues the same journal.
-        state_key = journal_key(ctx.source.slug, ctx.commit, self._a_digest,
-                                options.model_dump(exclude={"limit", "validate_tasks", "gate_workers"}))
-        journal: Journal[Candidate] = Journal(dataset.root / ".r2e-state" / f"{state_key}.jsonl", Candidate,
-                                              "candidate_id")
-        decided = journal.load()
 
         def enough(cand: Candidate) -> bool:
             return len(result.emitted) >= options.limit or per_function[_function_key(cand)] >= options.max_per_function
@@ -263,7 +262,7 @@ class TestSynthesisPipeline:
             result.skip_reasons[cand.skip_reason or "unknown"] += 1
         return cand
 
-    def _decide(self, cand: Candidate, options: TestSynthesisOptions, synth: Synthesizer, result: PipelineResult,
+    def _decide(self, cand: Candidate, options: TestSynthesisOptions, synth: _Synth, result: PipelineResult,
                 per_function: Counter[str], tick: Callable[..., None]) -> None:
         """A gated candidate: drop it when the suite noticed B (unless asked to keep those), else try to
         synthesize its oracle and emit the task."""

@@ -16,12 +16,12 @@ from typing import Any, Callable
 from repo2rlenv.baseline.junit import Outcome
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
-from repo2rlenv.pipelines.test_synthesis.emit import TaskSpec, task_hash, task_id_for, write_task
+from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for, write_task
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
-from repo2rlenv.pipelines.test_synthesis.sandbox_runner import VariantRunner, WorkCopies
-from repo2rlenv.pipelines.test_synthesis.twins import VariantTexts, checked_kinds
+from repo2rlenv.pipelines.test_synthesis.oracle.sandbox_runner import VariantRunner, WorkCopies
+from repo2rlenv.pipelines.test_synthesis.emit.twins import VariantTexts, checked_kinds
 from repo2rlenv.sandbox.install import InstallPlan
-from repo2rlenv.verifiers.test_synthesis.config_model import VariantDiffs, VerifierConfig
+from repo2rlenv.verifiers.config_model import VariantDiffs, VerifierConfig
 
 
 # Quarantined tests deselected from the whole-suite run on B at most (an argv stays well under its limit).
@@ -153,7 +153,7 @@ class Synthesizer:
 
     def _oracle(self, cand: Candidate, test_path: str) -> tuple[str, str, int, str | None] | None:
         """(oracle source, kind that found it, model attempts, model) or None with `cand` dropped."""
-        from repo2rlenv.pipelines.test_synthesis.oracle_llm import (
+        from repo2rlenv.pipelines.test_synthesis.oracle.llm import (
             context_for_candidate,
             synthesize_hybrid,
             synthesize_llm,

@@ -46,7 +46,7 @@ def test_every_skip_reason_that_drops_has_advice():
 
 
 def test_every_no_oracle_reason_has_advice():
-    from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle
+    from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import NoOracle
 
     for reason in NoOracle:
         assert reason.value in ADVICE, reason

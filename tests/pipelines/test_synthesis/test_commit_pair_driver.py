@@ -16,8 +16,7 @@ from repo2rlenv.pipelines.test_synthesis.commit_driver import (
     failing_tests,
     patch_problem,
 )
-from repo2rlenv.pipelines.test_synthesis.commit_pair import mine_commit_pairs
-from repo2rlenv.pipelines.test_synthesis.gates import GateRunner
+from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import mine_commit_pairs
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext
 from repo2rlenv.sandbox.base import Limits
@@ -82,8 +81,7 @@ def _gating(source, sandbox, tmp_path: Path, known_failures: set[str] | None = N
                              tasks_root=tmp_path / "tasks", repo="tiny", repo_slug="tiny", ref=None,
                              pipeline_version="0", base_image="unused", install=None, validator=None)  # type: ignore[arg-type]
     return CommitGating(source=source, pool=EnvironmentPool(sandbox), options=options, work_dir=tmp_path / "work",
-                        synthesis=shell, make_gates=lambda runner, baseline: GateRunner(runner, baseline, timeout=60),
-                        known_failures=known_failures)
+                        synthesis=shell, known_failures=known_failures)
 
 
 @pytest.mark.slow
@@ -166,3 +164,34 @@ def test_failing_tests_leaves_flaky_ones_out():
                               quarantined={"t::flaky": "flaky: outcome changed between baseline runs",
                                            "t::broken": "fails at the ref: AssertionError"})
     assert failing_tests(baseline) == {"t::broken"}
+
+
+def test_judge_at_commits_yields_each_commit_once_in_mined_order_and_opens_no_session_unasked(
+        make_repo, run_git, tmp_path, r2e_cache, request):
+    from repo2rlenv.config import GenerateConfig
+    from repo2rlenv.pipelines.base import PipelineResult, RunContext
+    from repo2rlenv.pipelines.test_synthesis.commit_driver import judge_at_commits
+    from repo2rlenv.progress import Reporter
+
+    root = make_repo(FILES)
+    first = _commit(root, run_git, {"tinypkg/core.py": CORE.replace("value > high", "value >= high")}, "clamp")
+    second = _commit(root, run_git, {"tinypkg/core.py": CORE.replace("value > high", "value >= high")
+                                     .replace("a + b", "b + a + 0")}, "add")
+    cands, source = _pairs(root, tmp_path)
+    # Interleave the two commits' pairs: each commit is still yielded once, at its first pair's place.
+    mixed = [cands[0], cands[1], cands[0].model_copy(update={"candidate_id": "again"})]
+    ctx = RunContext(config=GenerateConfig(repo=str(root), out=tmp_path / "out"), source=source, commit=None,
+                     sandbox=_sandbox("local", r2e_cache, request), out_dir=tmp_path / "out",
+                     work_dir=tmp_path / "work", reporter=Reporter(quiet=True))
+    result = PipelineResult()
+    options = TestSynthesisOptions()
+    shell = SynthesisContext(suite=None, baseline=None, options=options, a_dir=tmp_path,  # type: ignore[arg-type]
+                             tasks_root=tmp_path / "tasks", repo="tiny", repo_slug="tiny", ref=None,
+                             pipeline_version="0", base_image="unused", install=None, validator=None)  # type: ignore[arg-type]
+    empty = BaselineReport(total=0, stable_passing=[], quarantined={}, coverage=CoverageMap(), duration_sec=0)
+    works = list(judge_at_commits(ctx, options, shell, empty, mixed, result))
+    assert [(w.sha, [c.candidate_id for c in w.pairs]) for w in works] == [
+        (second, [cands[0].candidate_id, "again"]), (first, [cands[1].candidate_id])]
+    # Nothing was gated, so no commit was snapshotted or given an environment; the summary is recorded.
+    assert result.details["commit_pair"]["commits"] == 0 and result.stages["commit environments"] == 0
+    assert list(judge_at_commits(ctx, options, shell, empty, [], result)) == []

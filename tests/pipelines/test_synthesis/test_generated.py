@@ -10,11 +10,11 @@ import pytest
 
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.generate import run_generate
-from repo2rlenv.manifest import load_validation
+from repo2rlenv.dataset.manifest import load_validation
 from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.progress import Reporter
 from repo2rlenv.sandbox.base import Limits
-from repo2rlenv.taskdir import DatasetPaths
+from repo2rlenv.dataset.taskdir import DatasetPaths
 
 
 def test_only_what_a_build_writes_is_taken(request, tmp_path, r2e_cache, tiny_package, make_repo):

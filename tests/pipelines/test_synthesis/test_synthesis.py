@@ -7,7 +7,7 @@ import pytest
 
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
-from repo2rlenv.pipelines.test_synthesis.functions import discover_functions
+from repo2rlenv.pysource.functions import discover_functions
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
 from repo2rlenv.sandbox.base import Limits

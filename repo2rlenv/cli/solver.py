@@ -1,0 +1,262 @@
+"""The `solve` and `eval` commands; `repo2rlenv/cli/main.py` registers `COMMANDS` with `main.add_command`.
+
+Thin, like the rest of the CLI: parse flags, call task_mode / diff_mode / eval.harness, print live
+progress through the solver's hooks (stderr) and a summary; `--json` puts the result on stdout.
+Errors go through `repo2rlenv.cli.guard.guard`: one line, exit 2. Nothing here imports litellm or docker until a
+command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import click
+
+from repo2rlenv.cli.guard import guard
+from repo2rlenv.solver.errors import SolverInputError
+
+if TYPE_CHECKING:  # the CLI imports this module at start; these load only when a command runs
+    from repo2rlenv.progress import Reporter
+    from repo2rlenv.solver.events import SolverHooks
+
+
+
+def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    opts = [
+        click.option("--llm", "model", default=None, help="litellm model id (provider/model) for every call."),
+        click.option("--llm-base-url", "base_url", default=None, help="OpenAI-compatible base URL."),
+        click.option("--api-key-env", default=None, help="Environment variable with the API key."),
+        click.option("--plan-llm", default=None, help="Model for the planning call (default: --llm)."),
+        click.option("--generate-llm", default=None, help="Model for the first test file (default: --llm)."),
+        click.option("--repair-llm", default=None, help="Model for repair calls (default: --llm)."),
+        click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+                     help="TOML or YAML file with solver settings; flags override it."),
+        click.option("--max-rounds", type=int, default=None, help="Generate + repair calls at most (default 4)."),
+        click.option("--token-budget", type=int, default=None, help="Tokens per solve (default 200000)."),
+        click.option("--max-spend-usd", type=float, default=None, help="Spend ceiling, checked before every call."),
+        click.option("--no-plan", "no_plan", is_flag=True, default=False, help="Skip the planning call."),
+        click.option("--verbose", "-v", is_flag=True, help="Print every model reply."),
+        click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _config(config_file: Path | None, flags: dict[str, Any]):
+    from repo2rlenv.solver.config import load_solver_config
+
+    routing = {"plan": flags.pop("plan_llm"), "generate": flags.pop("generate_llm"), "repair": flags.pop("repair_llm")}
+    if flags.pop("no_plan"):
+        flags["plan"] = False
+    return load_solver_config(config_file, {**flags, "routing": {k: v for k, v in routing.items() if v}})
+
+
+def progress_hooks(reporter: "Reporter", *, prefix: str = "", verbose: bool = False) -> "SolverHooks":
+    """Hooks that print the loop's progress: tool calls, round ends and (verbose) every reply."""
+    from repo2rlenv.solver.events import RoundSummary, SolverHooks, ToolEvent
+
+    def on_tool_call(event: ToolEvent) -> None:
+        if event.tool == "run_existing_tests":
+            reporter.info(f"{prefix}measuring which lines the existing tests run")
+        elif event.tool == "run_tests":
+            reporter.info(f"{prefix}  running {', '.join(event.args.get('paths', []))}")
+
+    def on_stream(role: str, text: str) -> None:
+        if role == "plan":
+            reporter.info(f"{prefix}planned ({len(text)} characters)")
+        if verbose:
+            reporter.info(f"{prefix}--- {role} reply ---\n{text.rstrip()}\n{prefix}--- end ---")
+
+    def on_round_end(summary: RoundSummary) -> None:
+        reporter.info(f"{prefix}round {summary.round} ({summary.role}): {summary.summary}")
+
+    return SolverHooks(on_stream=on_stream, on_tool_call=on_tool_call, on_round_end=on_round_end)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9A-Za-z_.-]+", "_", text).strip("_")
+
+
+def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flags: dict[str, Any],
+                verbose: bool, as_json: bool) -> int:
+    from repo2rlenv.atomic import write_text
+    from repo2rlenv.llm.ledger import Ledger
+    from repo2rlenv.progress import Reporter
+    from repo2rlenv.sandbox.docker import docker_client
+    from repo2rlenv.solver.clients import build_clients
+    from repo2rlenv.solver.events import Trajectory
+    from repo2rlenv.solver.task_mode import check_task_dir, solve_task
+    from repo2rlenv.dataset.taskdir import TaskPaths
+
+    task = TaskPaths(task_dir)
+    check_task_dir(task)
+    config = _config(config_file, flags)
+    out = out or Path("r2e-solve") / task_dir.resolve().name
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("ledger.jsonl", "trajectory.jsonl", "solve-result.json"):
+        (out / name).unlink(missing_ok=True)
+    reporter = Reporter(quiet=as_json)
+    ledger = Ledger(out / "ledger.jsonl")
+    clients = build_clients(config, ledger)  # a bad model setting fails here, before any container starts
+    docker = docker_client()
+    reporter.stage(f"solving {task_dir.name} with {config.model}")
+    solved = solve_task(task, config, clients, ledger, docker=docker,
+                        hooks=progress_hooks(reporter, verbose=verbose), trajectory=Trajectory(out / "trajectory.jsonl"))
+    write_text(out / "solve-result.json", solved.model_dump_json(indent=2) + "\n")
+    test_path = solved.solve.target.test_path
+    if test_path in solved.solve.files:
+        write_text(out / Path(test_path).name, solved.solve.files[test_path])
+    details = solved.grade.details
+    reporter.table("result", ["stop", "rounds", "tokens", "cost", "reward", "b_pass", "b_fail", "cov"], [[
+        solved.solve.stop_reason.value, solved.solve.rounds, solved.solve.tokens, f"${solved.solve.cost_usd:.4f}",
+        solved.grade.reward, details.get("b_pass"), details.get("b_fail"), details.get("cov")]])
+    if details.get("reason"):
+        reporter.info(f"verifier: {details['reason']}")
+    reporter.info(f"trajectory, ledger and result in {out}")
+    if as_json:
+        click.echo(solved.model_dump_json(indent=2))
+    return 0 if solved.grade.reward == 1.0 else 1
+
+
+def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: Path | None, patch: Path | None,
+                sandbox_choice: str, base_image: str | None, max_functions: int, config_file: Path | None,
+                flags: dict[str, Any], verbose: bool, as_json: bool) -> int:
+    from repo2rlenv.atomic import write_text
+    from repo2rlenv.config import DEFAULT_BASE_IMAGE
+    from repo2rlenv.llm.ledger import Ledger
+    from repo2rlenv.progress import Reporter
+    from repo2rlenv.sandbox.base import Limits
+    from repo2rlenv.sandbox.select import choose_sandbox
+    from repo2rlenv.solver.clients import build_clients
+    from repo2rlenv.solver.diff_mode import diff_from_git, solve_diff
+    from repo2rlenv.solver.events import Trajectory
+    from repo2rlenv.solver.loop import Solver
+    from repo2rlenv.solver.target import Target
+    from repo2rlenv.sources import default_cache_dir
+
+    if not repo.is_dir():
+        raise SolverInputError(f"--repo must be a directory: {repo}")
+    if diff_file is not None and not diff_file.is_file():
+        raise SolverInputError(f"--diff file not found: {diff_file}")
+    diff = diff_file.read_text(encoding="utf-8") if diff_file is not None else diff_from_git(repo, git_base or "")
+    config = _config(config_file, flags)
+    reporter = Reporter(quiet=as_json)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(out / "ledger.jsonl" if out else None)
+    clients = build_clients(config, ledger)
+    sandbox = choose_sandbox(sandbox_choice, base_image=base_image or DEFAULT_BASE_IMAGE,
+                             limits=Limits(timeout_sec=900), cache_dir=default_cache_dir(),
+                             tag_name=f"solve-{_slug(repo.resolve().name).lower()}", warn=reporter.warn)
+
+    def make_solver(target: Target) -> Solver:
+        trajectory = Trajectory(out / "trajectories" / f"{_slug(target.path)}__{_slug(target.qualname)}.jsonl"
+                                if out else None)
+        hooks = progress_hooks(reporter, prefix=f"[{target.qualname}] ", verbose=verbose)
+        return Solver(clients, config, ledger, hooks=hooks, trajectory=trajectory)
+
+    result = solve_diff(repo, diff, sandbox, make_solver, max_functions=max_functions, progress=reporter.stage)
+    rows = [[f"{f.target.path}::{f.target.qualname}", f.solve.stop_reason.value, f.solve.rounds,
+             f.target.test_path if f.in_patch else "-"] for f in result.functions]
+    reporter.table("functions", ["function", "stop", "rounds", "in patch"], rows)
+    for line in result.skipped:
+        reporter.info(f"skipped: {line}")
+    if out is not None:
+        write_text(out / "solve-result.json", result.model_dump_json(indent=2) + "\n")
+    if patch is not None:
+        write_text(patch, result.patch)
+        reporter.info(f"patch written to {patch}")
+    elif not as_json:
+        click.echo(result.patch, nl=False)
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    return 0 if result.patch else 1
+
+
+@click.command()
+@click.argument("task_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--repo", type=click.Path(path_type=Path), default=None, help="Diff mode: the repository (a directory).")
+@click.option("--diff", "diff_file", type=click.Path(path_type=Path), default=None, help="Diff mode: a unified diff file.")
+@click.option("--git-base", default=None, help="Diff mode: test what changed since this git ref.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Where trajectory, ledger and result go (task mode default: r2e-solve/<task>).")
+@click.option("--patch", type=click.Path(path_type=Path), default=None, help="Diff mode: write the patch here (default: stdout).")
+@click.option("--sandbox", "sandbox_choice", type=click.Choice(["auto", "docker", "local"]), default="auto",
+              show_default=True, help="Diff mode: where the repository's tests run.")
+@click.option("--base-image", default=None, help="Diff mode: base image of the Docker sandbox.")
+@click.option("--max-functions", type=int, default=5, show_default=True, help="Diff mode: changed functions to solve.")
+@_model_options
+def solve(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_base: str | None, out: Path | None,
+          patch: Path | None, sandbox_choice: str, base_image: str | None, max_functions: int,
+          config_file: Path | None, verbose: bool, as_json: bool, **flags: Any) -> None:
+    """Write tests with the reference solver: for TASK_DIR (a Harbor task), or for what a diff changed."""
+
+    def body() -> int:
+        if (task_dir is None) == (repo is None):
+            raise SolverInputError("give either TASK_DIR (task mode) or --repo PATH with --diff/--git-base (diff mode)")
+        if task_dir is not None:
+            if diff_file or git_base or patch:
+                raise SolverInputError("--diff, --git-base and --patch belong to diff mode (--repo)")
+            return _solve_task(task_dir, out, config_file, flags, verbose, as_json)
+        if (diff_file is None) == (git_base is None):
+            raise SolverInputError("diff mode needs exactly one of --diff FILE or --git-base REF")
+        if max_functions < 1:
+            raise SolverInputError("--max-functions must be at least 1")
+        return _solve_diff(repo, diff_file, git_base, out, patch, sandbox_choice, base_image, max_functions,
+                           config_file, flags, verbose, as_json)
+
+    guard(body)
+
+
+@click.command(name="eval")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Eval directory (default: DATASET/eval).")
+@click.option("--task", "only", multiple=True, help="Only this task id (repeatable).")
+@click.option("--restart", is_flag=True, help="Discard an earlier eval in --out instead of resuming it.")
+@_model_options
+def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart: bool, config_file: Path | None,
+                 verbose: bool, as_json: bool, **flags: Any) -> None:
+    """Run the solver on every task of DATASET and grade each with its verifier (resumable)."""
+
+    def body() -> int:
+        from repo2rlenv.eval.formatting import coverage_gain, num, rate, usd
+        from repo2rlenv.eval.harness import EvalPaths, run_eval
+        from repo2rlenv.progress import Reporter
+        from repo2rlenv.sandbox.docker import docker_client
+
+        from repo2rlenv.solver.clients import build_clients
+        from repo2rlenv.llm.ledger import Ledger
+        from repo2rlenv.dataset.taskdir import DatasetPaths
+
+        config = _config(config_file, flags)
+        if not DatasetPaths(dataset).task_ids():
+            raise SolverInputError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
+        build_clients(config, Ledger())  # a bad model setting fails here, before any container starts
+        reporter = Reporter(quiet=as_json)
+        eval_dir = out or dataset / "eval"
+        docker = docker_client()
+        results = run_eval(dataset, eval_dir, config, docker=docker, restart=restart, only=list(only) or None,
+                           hooks_for=lambda task_id: progress_hooks(reporter, prefix=f"[{task_id}] ", verbose=verbose),
+                           progress=reporter.info)
+        rows = [[r.task_id, num(r.grade.reward) if r.grade and r.grade.reward is not None else "error",
+                 num(r.grade.cov if r.grade else None), r.stop_reason or r.status.value, r.rounds,
+                 r.prompt_tokens + r.completion_tokens, usd(r.cost_usd, r.unpriced_calls)] for r in results.tasks]
+        reporter.table("eval", ["task", "reward", "cov", "stop", "rounds", "tokens", "cost"], rows)
+        t = results.totals
+        reporter.info(f"solve rate {rate(t.solve_rate)} ({t.solved}/{t.tasks}), mean reward {num(t.mean_reward)}, "
+                      f"mean coverage gain {coverage_gain(t.mean_coverage_gain, t.coverage_tasks)}, "
+                      f"cost {usd(t.cost_usd, t.unpriced_calls)}")
+        paths = EvalPaths(eval_dir)
+        reporter.info(f"wrote {paths.results_json}, {paths.results_md.name} and {paths.report_html.name}")
+        if as_json:
+            click.echo(json.dumps(results.model_dump(mode="json"), indent=2))
+        return 0 if t.graded else 1
+
+    guard(body)
+
+
+COMMANDS = [solve, eval_command]

@@ -1,0 +1,166 @@
+"""Gates: cheap checks, in the sandbox, that a candidate is a real test gap.
+
+All gate runs of a repo share one warm session and one work copy of A (`/…/r2e/gate`): each candidate's
+B files are written over it, its covering tests run, and A's files are put back. Cheapest first:
+the mutant compiles (host) → the covering tests run on B → if any fails, an import check tells
+"breaks import" from "killed".
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from dataclasses import dataclass
+
+from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
+from repo2rlenv.pipelines.test_synthesis.candidates import (
+    BaselineCoverage,
+    Candidate,
+    GateResult,
+    SkipReason,
+)
+from repo2rlenv.pysource.functions import FunctionRecord
+
+# A fresh pytest process (GateRunner) spends this long starting before the first test runs.
+_SUBPROCESS_STARTUP_SEC = 5.0
+# Gates stop at the first covering test that notices B: whether B is killed is all a gate needs to know,
+# and most mutants are killed, so running the rest of their tests is most of a naive gate's time.
+EXITFIRST_ARGS = ["-x"]
+
+
+@dataclass(frozen=True)
+class GateTimeouts:
+    """Wall clock for a mutant's covering tests, scaled from what they took on A.
+
+    A mutant that makes a loop endless must not hold a gate slot for the full `cap`: like mutmut, allow
+    `factor` times the tests' baseline duration plus `floor` (start-up, a slow machine), never more than
+    `cap`.
+    """
+
+    cap: float
+    factor: float = 10.0
+    floor: float = 2.0
+
+    def for_tests(self, baseline: BaselineReport, tests: list[str]) -> float:
+        return min(self.cap, self.floor + self.factor * baseline.tests_duration(tests))
+
+
+def failing_tests(tests: list[str], ran: dict[str, bool]) -> list[str]:
+    """Covering tests that noticed B, given `ran` (test → passed) of a run that may have stopped at
+    the first failure. When no run test failed but some never ran (a collection error, a crash), those
+    count as failing: a test that did not pass is never read as "B survives"."""
+    failed = [t for t in tests if t in ran and not ran[t]]
+    return failed or [t for t in tests if not ran.get(t, False)]
+
+
+def function_lines(baseline: BaselineReport, func: FunctionRecord) -> list[int]:
+    """Executable lines of the function body on A (coverage.py's view when it has one)."""
+    span = set(range(func.lineno + 1, func.end_lineno + 1))
+    lines = baseline.coverage.executable_lines(func.path, span)
+    return sorted(lines) if lines else sorted(func.body_lines)
+
+
+def baseline_coverage(baseline: BaselineReport, func: FunctionRecord) -> BaselineCoverage:
+    lines = function_lines(baseline, func)
+    stable = set(baseline.stable_passing)
+    covered = baseline.coverage.covered_lines(func.path, lines, by=stable)
+    return BaselineCoverage(function_lines=lines, covered_lines=sorted(covered))
+
+
+def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str]) -> bool:
+    """The host-side gates every gate runner shares: baseline coverage of the function, its covering
+    tests (whole function, and the changed line), and "B compiles". False when `cand` was dropped."""
+    func = cand.function
+    cand.baseline = baseline_coverage(baseline, func)
+    covering = baseline.coverage.tests_covering
+    cand.covering_tests = sorted(covering(func.path, function_lines(baseline, func)) & stable)
+    line_tests = covering(func.path, [cand.line]) & stable if cand.line else set(cand.covering_tests)
+    # Fastest first, as mutmut does: gates stop at the first test that notices B.
+    cand.line_tests = sorted(line_tests, key=lambda t: (baseline.durations.get(t, 0.0), t))
+    for rel, text in cand.files_b.items():
+        try:
+            compile(text, rel, "exec")
+        except SyntaxError as exc:
+            cand.drop(SkipReason.does_not_compile, str(exc))
+            return False
+    cand.gates.append(GateResult(gate="compiles", passed=True))
+    return True
+
+
+class GateRunner:
+    """Runs the gates of many candidates in one session."""
+
+    def __init__(self, runner: SuiteRunner, baseline: BaselineReport, *, timeout: float | GateTimeouts):
+        self.runner = runner
+        self.session = runner.session
+        self.baseline = baseline
+        self.timeouts = timeout if isinstance(timeout, GateTimeouts) else GateTimeouts(cap=timeout)
+        self.timeout = self.timeouts.cap
+        self.stable = set(baseline.stable_passing)
+        self.root = posixpath.join(self.session.scratch, "gate")
+        res = self.session.exec(["cp", "-a", self.session.workspace, self.root], timeout=300)
+        if res.exit_code != 0:
+            raise RuntimeError(f"cannot make the gate work copy: {res.tail(3)}")
+
+    def covering(self, func: FunctionRecord, lines: list[int]) -> list[str]:
+        return sorted(self.baseline.coverage.tests_covering(func.path, lines) & self.stable)
+
+    def _swap_in(self, files: dict[str, str]) -> dict[str, bytes]:
+        originals = {}
+        for rel in files:
+            data = self.session.read_file(posixpath.join(self.session.workspace, rel))
+            originals[rel] = data if data is not None else b""
+        self.session.write_files({posixpath.join(self.root, rel): text for rel, text in files.items()})
+        return originals
+
+    def _restore(self, originals: dict[str, bytes]) -> None:
+        self.session.write_files({posixpath.join(self.root, rel): data for rel, data in originals.items()})
+
+    def imports(self, module: str) -> tuple[bool, str]:
+        res = self.session.exec([self.session.python, "-c", f"import importlib; importlib.import_module({module!r})"],
+                                cwd=self.root, env={"PYTHONPATH": self.runner.pythonpath(self.root)},
+                                timeout=min(self.timeout, 60))
+        return res.exit_code == 0, res.tail(3)
+
+    def check(self, cand: Candidate) -> Candidate:
+        """Run the gates on `cand`, filling its gate results; marks it kept or dropped."""
+        func = cand.function
+        if not prepare_candidate(cand, self.baseline, self.stable):
+            return cand
+        originals = self._swap_in(cand.files_b)
+        try:
+            tests = cand.line_tests
+            start = time.monotonic()
+            if not tests:
+                ok, tail = self.imports(func.module)
+                cand.gates.append(GateResult(gate="imports", passed=ok, detail="" if ok else tail,
+                                             duration_sec=time.monotonic() - start))
+                if not ok:
+                    cand.drop(SkipReason.breaks_import, tail)
+                    return cand
+                cand.killed = False
+            else:
+                limit = min(self.timeout, self.timeouts.for_tests(self.baseline, tests) + _SUBPROCESS_STARTUP_SEC)
+                run = self.runner.run(root=self.root, tests=tests, timeout=limit, extra_args=EXITFIRST_ARGS)
+                passed = run.passed()
+                failing = sorted(failing_tests(tests, {n: n in passed for n in run.results}))
+                duration = time.monotonic() - start
+                if run.timed_out:
+                    cand.killed = True
+                    cand.gates.append(GateResult(gate="covering tests on B", passed=False,
+                                                 detail="timed out", duration_sec=duration))
+                    cand.drop(SkipReason.timeout_on_b)
+                    return cand
+                if failing:
+                    ok, tail = self.imports(func.module)
+                    if not ok:
+                        cand.drop(SkipReason.breaks_import, tail)
+                        return cand
+                cand.killed = bool(failing)
+                cand.gates.append(GateResult(
+                    gate="covering tests on B", passed=not failing, duration_sec=duration,
+                    detail=f"{len(tests)} run, {len(failing)} noticed B" + (f": {failing[0]}" if failing else "")))
+        finally:
+            self._restore(originals)
+        cand.status = "kept"
+        return cand
