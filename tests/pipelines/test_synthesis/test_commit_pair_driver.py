@@ -74,14 +74,17 @@ def _sandbox(kind: str, cache: Path, request):
     return request.getfixturevalue("make_sandbox")(kind, Limits(timeout_sec=120, memory_mb=2048), "commit-driver-test", cache)
 
 
+def _shell(options: TestSynthesisOptions, tmp_path: Path) -> SynthesisContext:
+    """Gating only: synthesis never runs in these tests, so its run-wide context can stay a shell."""
+    return SynthesisContext(suite=None, baseline=None, options=options, a_dir=tmp_path,  # type: ignore[arg-type]
+                            tasks_root=tmp_path / "tasks", repo="tiny", repo_slug="tiny", ref=None,
+                            pipeline_version="0", base_image="unused", install=None, validator=None)  # type: ignore[arg-type]
+
+
 def _gating(source, sandbox, tmp_path: Path, known_failures: set[str] | None = None) -> CommitGating:
     options = TestSynthesisOptions()
-    # Gating only: synthesis never runs here, so its run-wide context can stay a shell.
-    shell = SynthesisContext(suite=None, baseline=None, options=options, a_dir=tmp_path,  # type: ignore[arg-type]
-                             tasks_root=tmp_path / "tasks", repo="tiny", repo_slug="tiny", ref=None,
-                             pipeline_version="0", base_image="unused", install=None, validator=None)  # type: ignore[arg-type]
     return CommitGating(source=source, pool=EnvironmentPool(sandbox), options=options, work_dir=tmp_path / "work",
-                        synthesis=shell, known_failures=known_failures)
+                        synthesis=_shell(options, tmp_path), known_failures=known_failures)
 
 
 @pytest.mark.slow
@@ -185,9 +188,7 @@ def test_judge_at_commits_yields_each_commit_once_in_mined_order_and_opens_no_se
                      work_dir=tmp_path / "work", reporter=Reporter(quiet=True))
     result = PipelineResult()
     options = TestSynthesisOptions()
-    shell = SynthesisContext(suite=None, baseline=None, options=options, a_dir=tmp_path,  # type: ignore[arg-type]
-                             tasks_root=tmp_path / "tasks", repo="tiny", repo_slug="tiny", ref=None,
-                             pipeline_version="0", base_image="unused", install=None, validator=None)  # type: ignore[arg-type]
+    shell = _shell(options, tmp_path)
     empty = BaselineReport(total=0, stable_passing=[], quarantined={}, coverage=CoverageMap(), duration_sec=0)
     works = list(judge_at_commits(ctx, options, shell, empty, mixed, result))
     assert [(w.sha, [c.candidate_id for c in w.pairs]) for w in works] == [
