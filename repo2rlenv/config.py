@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repo2rlenv.errors import ConfigError
+from repo2rlenv.llm.prices import ModelPrice
 
 SandboxChoice = Literal["auto", "docker", "local"]
 # The image when a caller needs one name; `generate` picks per repo from requires-python
@@ -36,8 +37,14 @@ class GenerateConfig(BaseModel):
     ca_bundle: Path | None = Field(None, description="PEM bundle trusted inside image builds (TLS proxies).")
     llm: str | None = Field(None, description="litellm model id, e.g. openai/gpt-4o-mini; none = no model.")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible base URL for the model.")
+    api_key_env: str | None = Field(None, description="Environment variable holding the model's API key; "
+                                    "default: the provider's own (OPENAI_API_KEY …).")
     max_spend_usd: float | None = Field(None, ge=0, description="Stop model calls past this spend.")
+    prices: dict[str, ModelPrice] = Field(default_factory=dict, description="USD per 1M tokens by model id "
+                                          "(input_per_mtok, output_per_mtok); R2E_PRICE_<MODEL> also works.")
     pipeline_opts: dict[str, Any] = Field(default_factory=dict, description="Options for the pipeline.")
+    routing: dict[str, str] = Field(default_factory=dict, description="Per-role models of solve and eval; "
+                                    "accepted so that one file serves all three commands (generate uses `llm`).")
     cache_dir: Path | None = Field(None, description="Clones and venvs cache; default ~/.cache/repo2rlenv.")
 
 

@@ -131,5 +131,20 @@ def _known() -> type:
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_CAUSE else text[: _MAX_CAUSE - 1] + "…"
+    """At most about `_MAX_CAUSE` characters, cut between words: a URL or a path is kept whole, since
+    half of one is worse than none (a user copies it)."""
+    words = text.split()
+    text = " ".join(words)
+    if len(text) <= _MAX_CAUSE:
+        return text
+    kept: list[str] = []
+    for word in words:
+        if len(" ".join([*kept, word])) <= _MAX_CAUSE - 2:
+            kept.append(word)
+            continue
+        if "/" in word and len(word) <= _MAX_CAUSE:  # a URL or path that crosses the limit stays whole
+            kept.append(word)
+        break
+    if not kept:  # one word longer than the limit, and no URL: cut it
+        return text[: _MAX_CAUSE - 1] + "…"
+    return " ".join(kept) + " …"

@@ -34,12 +34,14 @@ class Resolved:
     source: RepoSource
     commit: str | None
     sandbox: Sandbox
+    model_checks: list[Any]
 
 
 def resolve_job(config: GenerateConfig, reporter: Reporter) -> Resolved:
     """Check the options, open the source and choose the sandbox (shared by `generate` and `doctor`)."""
     pipeline = get_pipeline(config.pipeline)
     options = validate_options(pipeline.options_model, config.pipeline_opts)
+    model_checks = check_model(config, pipeline, options, reporter)
     if config.out.exists() and not config.out.is_dir():
         raise ConfigError(f"--out must be a directory: {config.out}")
     if config.ca_bundle is not None and not config.ca_bundle.is_file():
@@ -60,7 +62,31 @@ def resolve_job(config: GenerateConfig, reporter: Reporter) -> Resolved:
         sandbox = choose_sandbox(config.sandbox, base_image=config.base_image, limits=limits, cache_dir=cache_dir,
                                  tag_name=source.slug, ca_bundle=config.ca_bundle, warn=reporter.warn,
                                  version_hint=version_hint)
-    return Resolved(pipeline=pipeline, options=options, source=source, commit=commit, sandbox=sandbox)
+    return Resolved(pipeline=pipeline, options=options, source=source, commit=commit, sandbox=sandbox,
+                    model_checks=model_checks)
+
+
+def check_model(config: GenerateConfig, pipeline: Any, options: Any, reporter: Reporter) -> list[Any]:
+    """Before the source is opened or a container started: the model the run will use can be called
+    (`llm/preflight.py`), it has a price when a ceiling is set, and a pipeline that needs one gets one.
+    Returns the check's ledger entries (none when no model will be used)."""
+    needed = pipeline.model_needed(options) if hasattr(pipeline, "model_needed") else None
+    if needed is True and not config.llm:
+        raise ConfigError("this pipeline's options need a model: pass --llm provider/model")
+    if not config.llm or needed is False:
+        return []
+    from repo2rlenv.llm.errors import LLMConfigError
+    from repo2rlenv.llm.preflight import ModelSetting, preflight
+    from repo2rlenv.llm.prices import Prices, env_var
+
+    prices = Prices.load([config.llm], config={m: p.model_dump() for m, p in config.prices.items()})
+    if config.max_spend_usd is not None and prices.for_model(config.llm) is None:
+        raise LLMConfigError(f"--max-spend-usd needs a price for {config.llm}: set {env_var(config.llm)}="
+                             f"'<input>,<output>' (USD per million tokens) or [prices.\"{config.llm}\"] input_per_mtok/output_per_mtok in the config file")
+    with reporter.in_stage("model"):
+        reporter.stage(f"checking {config.llm}{' at ' + config.llm_base_url if config.llm_base_url else ''}", "model")
+        return preflight([ModelSetting(config.llm, config.llm_base_url, config.api_key_env)], prices=prices,
+                         warn=reporter.warn)
 
 
 def run_generate(config: GenerateConfig, reporter: Reporter) -> PipelineResult:
@@ -70,7 +96,7 @@ def run_generate(config: GenerateConfig, reporter: Reporter) -> PipelineResult:
     work = Path(tempfile.mkdtemp(prefix="r2e-work-"))
     try:
         ctx = RunContext(config=config, source=job.source, commit=job.commit, sandbox=job.sandbox,
-                         out_dir=config.out, work_dir=work, reporter=reporter)
+                         out_dir=config.out, work_dir=work, reporter=reporter, model_checks=job.model_checks)
         return job.pipeline.run(ctx, job.options)
     except BaseException:
         remove_partial_output(config.out, created=created_out)

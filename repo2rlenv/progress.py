@@ -69,7 +69,8 @@ class Reporter:
 
         table = Table(title=title, title_justify="left")
         for col in columns:
-            table.add_column(col)
+            # Fold, never cut: ids that share a long prefix (task ids) must stay told apart at 80 columns.
+            table.add_column(col, overflow="fold")
         for row in rows:
             table.add_row(*[str(c) for c in row])
         self._console.print(table)

@@ -6,6 +6,9 @@
 #   R2E_SKIP_DOCKER=1 bash scripts/...   # only the Python package (local sandbox only)
 #   R2E_SKIP_HARBOR=1 bash scripts/...   # no podman/Harbor (the real-Harbor tests then fail under CI)
 set -euo pipefail
+# litellm (imported by this package's model paths and by Harbor) fetches a price table over the network
+# at import unless told to use its bundled copy: without this, set-up prints its download retries.
+export LITELLM_LOCAL_MODEL_COST_MAP=True
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -26,8 +29,7 @@ fi
 
 echo "installing the repo2rlenv package (editable) and its test dependencies"
 python3 -m pip install -q -e ".[dev]" 2>&1 | grep -v -E "^WARNING: Location .* is ignored" || true
-# litellm fetches a price table over the network at import unless told to use its bundled copy.
-LITELLM_LOCAL_MODEL_COST_MAP=True python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
+python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
 
 [ "${R2E_SKIP_DOCKER:-0}" = 1 ] && exit 0
 

@@ -13,6 +13,9 @@
 #
 # Afterwards: PATH="$R2E_HARBOR_VENV/bin:$PATH" LITELLM_LOCAL_MODEL_COST_MAP=True harbor run -e podman ...
 set -euo pipefail
+# litellm (imported by this package's model paths and by Harbor) fetches a price table over the network
+# at import unless told to use its bundled copy: without this, set-up prints its download retries.
+export LITELLM_LOCAL_MODEL_COST_MAP=True
 cd "$(dirname "$0")/.."
 
 venv="${R2E_HARBOR_VENV:-/opt/r2e-harbor}"

@@ -73,3 +73,11 @@ def test_bad_config_files(tmp_path: Path):
     other.write_text("{}")
     with pytest.raises(ConfigError, match="must end in"):
         load_config_file(other)
+
+
+def test_prices_and_the_key_variable_are_settings_of_generate_too(tmp_path: Path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('repo = "x"\nllm = "openai/m"\napi_key_env = "MY_KEY"\nmax_spend_usd = 2.0\n'
+                   '[prices."openai/m"]\ninput_per_mtok = 0.5\noutput_per_mtok = 1.5\n')
+    config = build_config(load_config_file(cfg), {})
+    assert config.api_key_env == "MY_KEY" and config.prices["openai/m"].output_per_mtok == 1.5

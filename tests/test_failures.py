@@ -67,3 +67,13 @@ def test_log_holds_the_whole_chain_and_the_line_points_at_it(tmp_path: Path):
 
 def test_a_defect_says_internal_error():
     assert failure_line("mining", KeyError("k")).startswith("error: mining: internal error (KeyError")
+
+
+def test_a_long_cause_is_cut_between_words_and_keeps_a_url_whole():
+    from repo2rlenv.failures import _MAX_CAUSE, _short
+
+    url = "http://127.0.0.1:8000/v1/chat/completions?" + "x" * 40
+    text = _short("the model " + "failed again " * 17 + f"at {url} and more words after it")
+    assert text.endswith(" …") and len(text) <= _MAX_CAUSE + len(url)
+    words = text[:-2].split()
+    assert all(w in ("the", "model", "failed", "again", "at", url, "and", "more", "words", "after", "it") for w in words)

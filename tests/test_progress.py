@@ -31,3 +31,14 @@ def test_a_failing_stage_stays_current():
 def test_lines_with_brackets_are_printed_as_written(capsys):
     Reporter().warn("pip install -e .[tests] failed")
     assert "pip install -e .[tests] failed" in capsys.readouterr().err
+
+
+def test_a_narrow_terminal_folds_table_cells_instead_of_cutting_them(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    ids = [f"pallets__click-{n:02d}-{'a' * 20}{n}" for n in range(3)]
+    Reporter().table("eval", ["task", "reward", "cov", "stop", "rounds", "tokens", "cost"],
+                     [[i, "1.000", "0.500", "round_limit", 4, 123456, "$0.0123"] for i in ids])
+    err = capsys.readouterr().err
+    # A folded cell spans lines: the task column's pieces, read down, spell every id in full.
+    first_column = "".join(line.split("│")[1].strip() for line in err.splitlines() if line.startswith("│"))
+    assert first_column == "".join(ids) and "…" not in err

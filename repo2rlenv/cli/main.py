@@ -38,6 +38,7 @@ def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Pipeline option; true/false → bool, JSON literal → value, else string. Repeatable."),
         click.option("--llm", default=None, help="litellm model id (provider/model); omit to use no model."),
         click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL for --llm."),
+        click.option("--api-key-env", default=None, help="Environment variable with the API key (default: the provider's)."),
         click.option("--max-spend-usd", type=float, default=None, help="Stop model calls past this spend."),
         click.option("--out", type=click.Path(path_type=Path), default=None, help="Dataset directory (default: r2e-out)."),
         click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default=None,

@@ -55,6 +55,30 @@ def _config(config_file: Path | None, flags: dict[str, Any]):
     return load_solver_config(config_file, {**flags, "routing": {k: v for k, v in routing.items() if v}})
 
 
+def check_models(config: Any, reporter: "Reporter") -> list[Any]:
+    """The settings' every model checked before any container starts (`llm/preflight.py`): a bad id, a
+    missing key or a dead endpoint is one line and exit 2, with nothing written. Returns the check's
+    ledger entries for the run's ledger."""
+    from repo2rlenv.llm.ledger import Ledger
+    from repo2rlenv.llm.preflight import ModelSetting, preflight
+    from repo2rlenv.solver.clients import build_clients
+
+    build_clients(config, Ledger())  # settings only: a missing price for --max-spend-usd, a missing key variable
+    where = f" at {config.base_url}" if config.base_url else ""
+    reporter.stage(f"checking {', '.join(config.models())}{where}")
+    return preflight([ModelSetting(m, config.base_url, config.api_key_env) for m in config.models()],
+                     warn=reporter.warn)
+
+
+def model_stop_line(stop_reason: str, detail: str) -> str | None:
+    """What to print when a solve ended because of the model (a failed call, the spend ceiling)."""
+    from repo2rlenv.eval.results import UNFINISHED_STOPS
+
+    if stop_reason not in UNFINISHED_STOPS:
+        return None
+    return f"unfinished ({stop_reason}): {detail or 'no detail'}"
+
+
 def progress_hooks(reporter: "Reporter", *, prefix: str = "", verbose: bool = False) -> "SolverHooks":
     """Hooks that print the loop's progress: tool calls, round ends and (verbose) every reply."""
     from repo2rlenv.solver.events import RoundSummary, SolverHooks, ToolEvent
@@ -65,7 +89,7 @@ def progress_hooks(reporter: "Reporter", *, prefix: str = "", verbose: bool = Fa
         elif event.tool == "run_tests":
             reporter.info(f"{prefix}  running {', '.join(event.args.get('paths', []))}")
 
-    def on_stream(role: str, text: str) -> None:
+    def on_reply(role: str, text: str) -> None:
         if role == "plan":
             reporter.info(f"{prefix}planned ({len(text)} characters)")
         if verbose:
@@ -74,7 +98,7 @@ def progress_hooks(reporter: "Reporter", *, prefix: str = "", verbose: bool = Fa
     def on_round_end(summary: RoundSummary) -> None:
         reporter.info(f"{prefix}round {summary.round} ({summary.role}): {summary.summary}")
 
-    return SolverHooks(on_stream=on_stream, on_tool_call=on_tool_call, on_round_end=on_round_end)
+    return SolverHooks(on_reply=on_reply, on_tool_call=on_tool_call, on_round_end=on_round_end)
 
 
 def _slug(text: str) -> str:
@@ -84,6 +108,7 @@ def _slug(text: str) -> str:
 def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flags: dict[str, Any],
                 verbose: bool, as_json: bool) -> int:
     from repo2rlenv.atomic import write_text
+    from repo2rlenv.eval.formatting import usd
     from repo2rlenv.llm.ledger import Ledger
     from repo2rlenv.progress import Reporter
     from repo2rlenv.sandbox.docker import docker_client
@@ -95,14 +120,18 @@ def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flag
     task = TaskPaths(task_dir)
     check_task_dir(task)
     config = _config(config_file, flags)
+    reporter = Reporter(quiet=as_json)
+    checks = check_models(config, reporter)
+    docker = docker_client()
+    # Only now is the run going ahead: an earlier refused run leaves the previous results in --out alone.
     out = out or Path("r2e-solve") / task_dir.resolve().name
     out.mkdir(parents=True, exist_ok=True)
     for name in ("ledger.jsonl", "trajectory.jsonl", "solve-result.json"):
         (out / name).unlink(missing_ok=True)
-    reporter = Reporter(quiet=as_json)
     ledger = Ledger(out / "ledger.jsonl")
-    clients = build_clients(config, ledger)  # a bad model setting fails here, before any container starts
-    docker = docker_client()
+    for entry in checks:
+        ledger.record(entry)
+    clients = build_clients(config, ledger)
     reporter.stage(f"solving {task_dir.name} with {config.model}")
     solved = solve_task(task, config, clients, ledger, docker=docker,
                         hooks=progress_hooks(reporter, verbose=verbose), trajectory=Trajectory(out / "trajectory.jsonl"))
@@ -112,9 +141,13 @@ def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flag
         write_text(out / Path(test_path).name, solved.solve.files[test_path])
     details = solved.grade.details
     reporter.table("result", ["stop", "rounds", "tokens", "cost", "reward", "b_pass", "b_fail", "cov"], [[
-        solved.solve.stop_reason.value, solved.solve.rounds, solved.solve.tokens, f"${solved.solve.cost_usd:.4f}",
+        solved.solve.stop_reason.value, solved.solve.rounds, solved.solve.tokens,
+        usd(solved.solve.cost_usd, solved.solve.unpriced_calls),
         solved.grade.reward, details.get("b_pass"), details.get("b_fail"), details.get("cov")]])
-    if details.get("reason"):
+    model_line = model_stop_line(solved.solve.stop_reason.value, solved.solve.detail)
+    if model_line is not None:
+        reporter.warn(model_line)
+    elif details.get("reason"):
         reporter.info(f"verifier: {details['reason']}")
     reporter.info(f"trajectory, ledger and result in {out}")
     if as_json:
@@ -135,7 +168,7 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     from repo2rlenv.solver.diff_mode import diff_from_git, solve_diff
     from repo2rlenv.solver.events import Trajectory
     from repo2rlenv.solver.loop import Solver
-    from repo2rlenv.solver.target import Target
+    from repo2rlenv.solver.target import Target, is_test_file
     from repo2rlenv.sources import default_cache_dir
 
     if not repo.is_dir():
@@ -145,9 +178,12 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     diff = diff_file.read_text(encoding="utf-8") if diff_file is not None else diff_from_git(repo, git_base or "")
     config = _config(config_file, flags)
     reporter = Reporter(quiet=as_json)
+    checks = check_models(config, reporter)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(out / "ledger.jsonl" if out else None)
+    for entry in checks:
+        ledger.record(entry)
     clients = build_clients(config, ledger)
     sandbox = choose_sandbox(sandbox_choice, base_image=base_image or DEFAULT_BASE_IMAGE,
                              limits=Limits(timeout_sec=900), cache_dir=default_cache_dir(),
@@ -160,11 +196,20 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
         return Solver(clients, config, ledger, hooks=hooks, trajectory=trajectory)
 
     result = solve_diff(repo, diff, sandbox, make_solver, max_functions=max_functions, progress=reporter.stage)
+    # The files each solve wrote (the model may choose another new test path than the one suggested).
     rows = [[f"{f.target.path}::{f.target.qualname}", f.solve.stop_reason.value, f.solve.rounds,
-             f.target.test_path if f.in_patch else "-"] for f in result.functions]
+             ", ".join(sorted(p for p in f.solve.files if is_test_file(p))) if f.in_patch else "-"]
+            for f in result.functions]
     reporter.table("functions", ["function", "stop", "rounds", "in patch"], rows)
     for line in result.skipped:
         reporter.info(f"skipped: {line}")
+    for f in result.functions:
+        if f.solve.verdict is not None or f.solve.stop_reason.value == "code_bug":
+            reporter.warn(f"{f.target.qualname}: VERDICT: CODE_BUG — {f.solve.verdict or f.solve.detail}")
+        elif (line := model_stop_line(f.solve.stop_reason.value, f.solve.detail)) is not None:
+            reporter.warn(f"{f.target.qualname}: {line}")
+    if not result.patch:
+        reporter.warn("no passing tests: the patch is empty" + ("" if as_json else " (nothing on stdout)"))
     if out is not None:
         write_text(out / "solve-result.json", result.model_dump_json(indent=2) + "\n")
     if patch is not None:
@@ -223,38 +268,40 @@ def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart
     """Run the solver on every task of DATASET and grade each with its verifier (resumable)."""
 
     def body() -> int:
-        from repo2rlenv.eval.formatting import coverage_gain, num, rate, usd
+        from repo2rlenv.eval.formatting import coverage_gain, finished_text, num, rate, reward_text, usd
         from repo2rlenv.eval.harness import EvalPaths, run_eval
         from repo2rlenv.progress import Reporter
         from repo2rlenv.sandbox.docker import docker_client
 
-        from repo2rlenv.solver.clients import build_clients
-        from repo2rlenv.llm.ledger import Ledger
         from repo2rlenv.dataset.taskdir import DatasetPaths
 
         config = _config(config_file, flags)
         if not DatasetPaths(dataset).task_ids():
             raise SolverInputError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
-        build_clients(config, Ledger())  # a bad model setting fails here, before any container starts
         reporter = Reporter(quiet=as_json)
+        checks = check_models(config, reporter)
         eval_dir = out or dataset / "eval"
         docker = docker_client()
         results = run_eval(dataset, eval_dir, config, docker=docker, restart=restart, only=list(only) or None,
                            hooks_for=lambda task_id: progress_hooks(reporter, prefix=f"[{task_id}] ", verbose=verbose),
-                           progress=reporter.info)
-        rows = [[r.task_id, num(r.grade.reward) if r.grade and r.grade.reward is not None else "error",
-                 num(r.grade.cov if r.grade else None), r.stop_reason or r.status.value, r.rounds,
-                 r.prompt_tokens + r.completion_tokens, usd(r.cost_usd, r.unpriced_calls)] for r in results.tasks]
+                           progress=reporter.info, model_checks=checks)
+        rows = [[r.task_id, reward_text(r), num(r.grade.cov if r.grade and not r.unfinished else None), r.outcome,
+                 r.rounds, r.prompt_tokens + r.completion_tokens, usd(r.cost_usd, r.unpriced_calls)]
+                for r in results.tasks]
         reporter.table("eval", ["task", "reward", "cov", "stop", "rounds", "tokens", "cost"], rows)
         t = results.totals
-        reporter.info(f"solve rate {rate(t.solve_rate)} ({t.solved}/{t.tasks}), mean reward {num(t.mean_reward)}, "
+        reporter.info(f"solve rate {rate(t.solve_rate)} ({finished_text(t)}), "
+                      f"mean reward {num(t.mean_reward)}, "
                       f"mean coverage gain {coverage_gain(t.mean_coverage_gain, t.coverage_tasks)}, "
                       f"cost {usd(t.cost_usd, t.unpriced_calls)}")
+        if t.unfinished or results.not_run:
+            reporter.warn(f"{t.unfinished} task(s) unfinished and {len(results.not_run)} not run: rerun the same "
+                          "command to resume them")
         paths = EvalPaths(eval_dir)
         reporter.info(f"wrote {paths.results_json}, {paths.results_md.name} and {paths.report_html.name}")
         if as_json:
             click.echo(json.dumps(results.model_dump(mode="json"), indent=2))
-        return 0 if t.graded else 1
+        return 0 if t.graded and not (t.unfinished or results.not_run) else 1
 
     guard(body)
 

@@ -12,10 +12,14 @@ The eval directory:
   results.json  results.md  report.html
 ```
 
-A killed eval keeps its journal: the next run skips the tasks recorded there and starts the interrupted
-task afresh. Spend counts every ledger in the directory, aborted attempts included, so a resumed eval
-honours the same ceiling. When the ceiling is reached the eval stops; the tasks it did not reach are
-listed as not run, and a rerun with a higher ceiling picks them up.
+A killed eval keeps its journal: the next run skips the tasks finished there (a verdict or an error) and
+runs the rest again — the interrupted task and every unfinished one (a model error, the spend ceiling;
+`results.py`). Spend counts every ledger in the directory, aborted attempts and the model check
+included, so a resumed eval honours the same ceiling. When the ceiling is reached the eval stops; the
+tasks it did not reach are listed as not run, and a rerun with a higher ceiling picks them up. When
+several model calls in a row fail for good (`ModelUnavailable`), the eval stops too: the results are
+written, the task is unfinished, and the error reaches the command line. While no task has a verdict
+yet, a rerun may change any setting (there is nothing the change would make incomparable).
 """
 
 from __future__ import annotations
@@ -30,9 +34,19 @@ from repo2rlenv.atomic import write_text
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.eval.report_html import render_html
 from repo2rlenv.eval.report_md import render_markdown
-from repo2rlenv.eval.results import EvalResults, EvalSettings, RewardBreakdown, TaskRecord, TaskStatus, totals
+from repo2rlenv.eval.results import (
+    UNFINISHED_STOPS,
+    EvalResults,
+    EvalSettings,
+    RewardBreakdown,
+    TaskRecord,
+    TaskStatus,
+    totals,
+)
 from repo2rlenv.journal import Journal
-from repo2rlenv.llm.ledger import Ledger
+from repo2rlenv.llm.client import CircuitBreaker
+from repo2rlenv.llm.errors import ModelUnavailable
+from repo2rlenv.llm.ledger import Ledger, LedgerEntry
 from repo2rlenv.solver.clients import build_clients
 from repo2rlenv.solver.config import SolverConfig
 from repo2rlenv.solver.errors import SolverInputError
@@ -82,6 +96,11 @@ class EvalPaths:
     def ledger(self, task_id: str) -> Path:
         return self.ledgers / f"{task_id}.jsonl"
 
+    @property
+    def model_checks(self) -> Path:
+        """The model check's calls of every run (`llm/preflight.py`); a task id never starts with '_'."""
+        return self.ledgers / "_model-checks.jsonl"
+
     def trajectory(self, task_id: str) -> Path:
         return self.trajectories / f"{task_id}.jsonl"
 
@@ -99,7 +118,7 @@ def _settings(dataset: Path, config: SolverConfig, task_ids: list[str]) -> EvalS
                         tasks=task_ids)
 
 
-def _open_eval(paths: EvalPaths, settings: EvalSettings, restart: bool) -> None:
+def _open_eval(paths: EvalPaths, settings: EvalSettings, restart: bool, verdicts: bool) -> None:
     if restart and paths.root.exists():
         for path in (paths.settings, paths.journal, paths.results_json, paths.results_md, paths.report_html):
             path.unlink(missing_ok=True)
@@ -111,7 +130,7 @@ def _open_eval(paths: EvalPaths, settings: EvalSettings, restart: bool) -> None:
                          if k not in RESUMABLE_CHANGES and before.solver.get(k) != settings.solver.get(k))
         if before.dataset != settings.dataset:
             changed.insert(0, "dataset")
-        if changed:
+        if changed and verdicts:
             raise SolverInputError(f"{paths.root} holds an eval with other settings ({', '.join(changed)}); "
                                    "pass --restart to discard it, or choose another --out")
     paths.root.mkdir(parents=True, exist_ok=True)
@@ -146,7 +165,8 @@ def _record(solved: TaskSolve, paths: EvalPaths) -> TaskRecord:
         write_text(saved, text)
         artifacts["tests"] = paths.rel(saved)
     return TaskRecord(
-        task_id=solved.task_id, status=TaskStatus.GRADED,
+        task_id=solved.task_id,
+        status=TaskStatus.UNFINISHED if solve.stop_reason.value in UNFINISHED_STOPS else TaskStatus.GRADED,
         grade=RewardBreakdown.from_details(solved.grade.reward, solved.grade.details),
         stop_reason=solve.stop_reason.value, stop_detail=solve.detail, rounds=solve.rounds, calls=solve.calls,
         prompt_tokens=solve.prompt_tokens, completion_tokens=solve.completion_tokens, cost_usd=solve.cost_usd,
@@ -157,8 +177,11 @@ def _record(solved: TaskSolve, paths: EvalPaths) -> TaskRecord:
 
 def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
              hooks_for: Callable[[str], SolverHooks] | None = None, progress: Callable[[str], None] | None = None,
-             restart: bool = False, only: list[str] | None = None) -> EvalResults:
-    """Solve and grade every task of `dataset` not yet in `out`'s journal; write the three result files."""
+             restart: bool = False, only: list[str] | None = None,
+             model_checks: list[LedgerEntry] | None = None) -> EvalResults:
+    """Solve and grade every task of `dataset` not finished in `out`'s journal; write the three result
+    files. `model_checks` (the preflight's calls) go into the eval's ledgers. `ModelUnavailable` is raised
+    after the results are written."""
     say = progress or (lambda _m: None)
     data = DatasetPaths(dataset)
     task_ids = data.task_ids()
@@ -170,17 +193,27 @@ def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
     if not task_ids:
         raise SolverInputError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
     paths = EvalPaths(out)
-    _open_eval(paths, _settings(dataset, config, task_ids), restart)
     journal: Journal[TaskRecord] = Journal(paths.journal, TaskRecord, "task_id")
+    earlier = {} if restart else journal.load()
+    _open_eval(paths, _settings(dataset, config, task_ids), restart,
+               verdicts=any(not r.unfinished for r in earlier.values()))
     done = journal.load()
+    if model_checks:
+        checks = Ledger(paths.model_checks)
+        for entry in model_checks:
+            checks.record(entry)
+    breaker = CircuitBreaker()  # shared by every task: a dead endpoint stops the eval, not each task
     not_run: list[str] = []
+    stopped: ModelUnavailable | None = None
     for index, task_id in enumerate(task_ids):
-        if task_id in done:
-            say(f"{task_id}: done before (reward {done[task_id].reward:g}), skipped")
+        if task_id in done and not done[task_id].unfinished:
+            say(f"{task_id}: done before ({done[task_id].outcome}, reward {done[task_id].reward:g}), skipped")
             continue
+        if task_id in done:
+            say(f"{task_id}: unfinished before ({done[task_id].stop_detail or done[task_id].outcome}), running again")
         spent = _spent(paths)
         if config.max_spend_usd is not None and spent >= config.max_spend_usd:
-            not_run = [t for t in task_ids[index:] if t not in done]
+            not_run = [t for t in task_ids[index:] if t not in done or done[t].unfinished]
             say(f"spend ceiling ${config.max_spend_usd:g} reached (${spent:.4f}); {len(not_run)} task(s) not run")
             break
         say(f"{task_id}: solving ({index + 1}/{len(task_ids)})")
@@ -188,7 +221,8 @@ def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
         _set_aside(paths.trajectory(task_id))
         ledger = Ledger(paths.ledger(task_id))
         try:
-            solved = solve_task(data.task(task_id), config, build_clients(config, ledger, spent_before_usd=spent),
+            clients = build_clients(config, ledger, spent_before_usd=spent, breaker=breaker)
+            solved = solve_task(data.task(task_id), config, clients,
                                 ledger, docker=docker, hooks=hooks_for(task_id) if hooks_for else None,
                                 trajectory=Trajectory(paths.trajectory(task_id)), spent_before_usd=spent)
             record = _record(solved, paths)
@@ -196,19 +230,40 @@ def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
             # This task cannot run (its image does not build, its instruction names no target): record
             # it and go on. Model configuration errors are not caught: no later task could do better.
             record = TaskRecord(task_id=task_id, status=TaskStatus.ERROR, error=str(exc))
+        except ModelUnavailable as exc:
+            record = TaskRecord(task_id=task_id, status=TaskStatus.UNFINISHED, stop_reason=StopReason.MODEL_ERROR.value,
+                                stop_detail=str(exc), error=str(exc))
+            stopped = exc
         journal.append(record)
         done[task_id] = record
-        say(f"{task_id}: reward {record.reward:g} ({record.stop_reason or record.error})")
+        say(f"{task_id}: {_line(record)}")
+        if stopped is not None:
+            not_run = [t for t in task_ids[index + 1:] if t not in done or done[t].unfinished]
+            say(f"stopped: {stopped}; {len(not_run)} task(s) not run (rerun to resume)")
+            break
         if record.stop_reason == StopReason.SPEND_LIMIT.value:
-            not_run = [t for t in task_ids[index + 1:] if t not in done]
+            not_run = [t for t in task_ids[index + 1:] if t not in done or done[t].unfinished]
             if not_run:
                 say(f"spend ceiling reached; {len(not_run)} task(s) not run")
             break
     records = [done[t] for t in task_ids if t in done]
     settings = EvalSettings.model_validate_json(paths.settings.read_text(encoding="utf-8"))
-    results = EvalResults(settings=settings, totals=totals(records), tasks=records, not_run=not_run)
+    results = EvalResults(settings=settings, totals=totals(records), tasks=records, not_run=not_run,
+                          stopped=str(stopped) if stopped is not None else None)
     write_results(results, paths)
+    if stopped is not None:
+        raise stopped
     return results
+
+
+def _line(record: TaskRecord) -> str:
+    """A task's outcome as the progress line shows it: the reward and the solver's stop, or why it did
+    not finish (the model's own failure, so a user can act on it)."""
+    if record.status is TaskStatus.ERROR:
+        return f"error: {record.error}"
+    if record.unfinished:
+        return f"unfinished ({record.stop_reason}): {record.stop_detail or record.error or 'no detail'}"
+    return f"reward {record.reward:g} ({record.stop_reason})"
 
 
 def write_results(results: EvalResults, paths: EvalPaths) -> None:

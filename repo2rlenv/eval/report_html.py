@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from repo2rlenv.eval.formatting import coverage_gain, num, rate, usd
+from repo2rlenv.eval.formatting import coverage_gain, finished_text, not_run_reason, num, rate, reward_text, usd
 from repo2rlenv.eval.results import EvalResults, TaskRecord
 
 MEDIA_TYPES = {".json": "application/json", ".jsonl": "application/x-ndjson", ".md": "text/markdown",
@@ -40,20 +40,20 @@ def _cell(text: object, cls: str = "") -> str:
 
 def _task_row(r: TaskRecord) -> str:
     g = r.grade
-    reward = num(g.reward) if g and g.reward is not None else "error"
+    reward = reward_text(r)
     cells = [_cell(r.task_id), _cell(reward, "num reward"), _cell(num(g.b_pass if g else None), "num"),
              _cell(num(g.b_fail if g else None), "num"), _cell(num(g.cov if g else None), "num"),
-             _cell(r.stop_reason or r.status.value), _cell(r.rounds, "num"),
+             _cell(r.outcome), _cell(r.rounds, "num"),
              _cell(r.prompt_tokens + r.completion_tokens, "num"), _cell(usd(r.cost_usd, r.unpriced_calls), "num"),
              _cell(r.last_tests or r.error or "-")]
-    state = "solved" if r.solved else "unsolved"
+    state = "unfinished" if r.unfinished else "solved" if r.solved else "unsolved"
     return f'<tr class="{state}" data-task="{html.escape(r.task_id)}">{"".join(cells)}</tr>'
 
 
 def _task_detail(r: TaskRecord) -> str:
     g = r.grade
     why = f"<p>Verifier: {html.escape(g.reason)}</p>" if g and g.reason else ""
-    stop = f"<p>Stopped: {html.escape(r.stop_reason or r.status.value)}. {html.escape(r.stop_detail or r.error or '')}</p>"
+    stop = f"<p>Stopped: {html.escape(r.outcome)}. {html.escape(r.stop_detail or r.error or '')}</p>"
     body = (f"<pre>{html.escape(r.final_tests)}</pre>" if r.final_tests is not None
             else "<p class=\"muted\">No test file was written.</p>")
     title = f"{r.task_id} — {r.test_path or ''}"
@@ -74,12 +74,13 @@ def render_html(results: EvalResults, root: Path) -> str:
     template = Template(resources.files("repo2rlenv.eval").joinpath("templates", "report.html").read_text(encoding="utf-8"))
     t = results.totals
     solver = results.settings.solver
-    not_run = (f'<p id="not-run">Not run (spend ceiling reached): {html.escape(", ".join(results.not_run))}</p>'
-               if results.not_run else "")
+    not_run = (f'<p id="not-run">Not run ({html.escape(not_run_reason(results))}): '
+               f'{html.escape(", ".join(results.not_run))}</p>' if results.not_run else "")
     return template.substitute(
         title=html.escape(f"repo2rlenv eval: {Path(results.settings.dataset).name}"),
         subtitle=html.escape(f"{results.settings.dataset} · model {solver['model']} · at most {solver['max_rounds']} round(s)"),
-        tasks=t.tasks, solved=t.solved, solve_rate=rate(t.solve_rate), mean_reward=num(t.mean_reward),
+        tasks=t.tasks, unfinished=t.unfinished, solved=t.solved,
+        solve_rate=html.escape(f"{rate(t.solve_rate)} ({finished_text(t)})"), mean_reward=num(t.mean_reward),
         mean_coverage_gain=html.escape(coverage_gain(t.mean_coverage_gain, t.coverage_tasks)), rounds=t.rounds,
         tokens=t.prompt_tokens + t.completion_tokens, cost=html.escape(usd(t.cost_usd, t.unpriced_calls)),
         stop_reasons=html.escape(", ".join(f"{k}: {v}" for k, v in t.stop_reasons.items()) or "none"),

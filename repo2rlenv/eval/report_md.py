@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repo2rlenv.eval.formatting import coverage_gain, num, rate, usd
+from repo2rlenv.eval.formatting import coverage_gain, finished_text, not_run_reason, num, rate, reward_text, usd
 from repo2rlenv.eval.results import EvalResults, TaskRecord
 
 
@@ -16,9 +16,9 @@ def _row(cells: list[object]) -> str:
 
 def _task_row(r: TaskRecord) -> list[object]:
     g = r.grade
-    reward = num(g.reward) if g and g.reward is not None else f"error: {r.error or (g.reason if g else '')}"
+    reward = reward_text(r, error=f"error: {r.error or (g.reason if g else '')}")
     return [r.task_id, reward, num(g.b_pass if g else None), num(g.b_fail if g else None), num(g.cov if g else None),
-            r.stop_reason or r.status.value, r.rounds, r.prompt_tokens + r.completion_tokens,
+            r.outcome if not r.unfinished else f"{r.outcome}: {r.stop_detail or r.error or ''}", r.rounds, r.prompt_tokens + r.completion_tokens,
             usd(r.cost_usd, r.unpriced_calls), r.last_tests or "-"]
 
 
@@ -30,18 +30,19 @@ def render_markdown(results: EvalResults) -> str:
     lines = [
         f"# repo2rlenv eval of {results.settings.dataset}", "",
         f"Models: {models}; at most {solver['max_rounds']} round(s) per task.", "",
-        _row(["tasks", "solved (reward 1.0)", "solve rate", "mean reward", "mean coverage gain", "rounds",
-              "tokens", "cost"]),
-        _row(["---"] * 8),
-        _row([t.tasks, t.solved, rate(t.solve_rate), num(t.mean_reward), coverage_gain(t.mean_coverage_gain, t.coverage_tasks),
-              t.rounds, t.prompt_tokens + t.completion_tokens, usd(t.cost_usd, t.unpriced_calls)]),
+        _row(["tasks", "unfinished", "solved (reward 1.0)", "solve rate", "mean reward", "mean coverage gain",
+              "rounds", "tokens", "cost"]),
+        _row(["---"] * 9),
+        _row([t.tasks, t.unfinished, t.solved, f"{rate(t.solve_rate)} ({finished_text(t)})", num(t.mean_reward),
+              coverage_gain(t.mean_coverage_gain, t.coverage_tasks), t.rounds, t.prompt_tokens + t.completion_tokens,
+              usd(t.cost_usd, t.unpriced_calls)]),
         "",
         _row(["task", "reward", "b_pass", "b_fail", "cov", "stop", "rounds", "tokens", "cost", "solver's last run"]),
         _row(["---"] * 10),
         *(_row(_task_row(r)) for r in results.tasks),
     ]
     if results.not_run:
-        lines += ["", f"Not run (spend ceiling): {', '.join(results.not_run)}"]
+        lines += ["", f"Not run ({not_run_reason(results)}): {', '.join(results.not_run)}"]
     stops = ", ".join(f"{k} {v}" for k, v in t.stop_reasons.items())
     lines += ["", f"Stop reasons: {stops or 'none'}."]
     return "\n".join(lines) + "\n"

@@ -1,8 +1,16 @@
 """The eval's records and totals: one `TaskRecord` per task (journaled as it finishes), `EvalResults` on disk.
 
+A task ends in one of three kinds, kept apart everywhere (results.json, the reports, the CLI):
+- a verdict (`graded`): the solver stopped on its own account and the verifier wrote the reward;
+- unfinished (`unfinished`): the model could not be used to the end (a call failed for good, the spend
+  ceiling, the endpoint gone): its reward says nothing about the solver, so it is not counted, and a
+  resumed eval runs it again;
+- an error (`error`): the task itself cannot run (its image does not build): final, counted as 0.
+
 Totals, as the report states them:
-- solve rate: tasks with reward exactly 1.0, over all tasks (a task whose run errored counts as unsolved);
-- mean reward: over all tasks, an errored task counting 0;
+- solve rate: tasks with reward exactly 1.0, over the finished tasks (verdicts and errors); the
+  unfinished are counted beside it;
+- mean reward: over the finished tasks, an errored task counting 0;
 - mean coverage gain: the verifier's `cov` (the fraction of the lines the existing suite leaves uncovered
   that the submission covers), averaged over the tasks that have such lines — a task whose function the
   suite already covers fully has nothing to gain and would only pull the mean to 1.
@@ -17,12 +25,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# results.json and journal line format. 1: first version.
-RESULTS_SCHEMA_VERSION = 1
+# results.json and journal line format. 1: first version. 2: unfinished tasks apart (status, totals).
+RESULTS_SCHEMA_VERSION = 2
+# Solver stops that are about the model, not the solver's work: such a task is unfinished.
+UNFINISHED_STOPS = frozenset({"model_error", "spend_limit"})
 
 
 class TaskStatus(StrEnum):
-    GRADED = "graded"  # the solver ran and the verifier wrote a reward
+    GRADED = "graded"  # the solver stopped on its own account and the verifier wrote a reward
+    UNFINISHED = "unfinished"  # the model could not be used to the end (a failed call, the spend ceiling)
     ERROR = "error"  # the task could not be run (image build, sandbox failure)
 
 
@@ -80,16 +91,29 @@ class TaskRecord(BaseModel):
     def solved(self) -> bool:
         return self.reward == 1.0
 
+    @property
+    def unfinished(self) -> bool:
+        """Not a verdict (a version-1 record says so by its stop reason only)."""
+        return self.status is TaskStatus.UNFINISHED or self.stop_reason in UNFINISHED_STOPS
+
+    @property
+    def outcome(self) -> str:
+        """One word for tables: the solver's stop, `unfinished: <stop>`, or `error`."""
+        if self.unfinished:
+            return f"unfinished: {self.stop_reason or 'model'}"
+        return self.stop_reason or self.status.value
+
 
 class EvalTotals(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tasks: int
-    graded: int
-    errors: int
+    tasks: int = Field(description="Tasks with a record (finished or not).")
+    graded: int = Field(description="Tasks with a verdict.")
+    errors: int = Field(description="Tasks that could not run.")
+    unfinished: int = Field(0, description="Tasks the model could not finish; in no rate or mean.")
     solved: int
-    solve_rate: float | None = Field(description="Tasks with reward 1.0 / tasks.")
-    mean_reward: float | None
+    solve_rate: float | None = Field(description="Tasks with reward 1.0 / finished tasks (verdicts and errors).")
+    mean_reward: float | None = Field(description="Over finished tasks, an error counting 0.")
     mean_coverage_gain: float | None = Field(description="Mean cov over tasks with coverage targets.")
     coverage_tasks: int = Field(description="Tasks the coverage mean is over.")
     rounds: int
@@ -121,19 +145,22 @@ class EvalResults(BaseModel):
     settings: EvalSettings
     totals: EvalTotals
     tasks: list[TaskRecord]
-    not_run: list[str] = Field(default_factory=list, description="Tasks the spend ceiling kept from running.")
+    not_run: list[str] = Field(default_factory=list, description="Tasks not reached: the spend ceiling, or the "
+                               "model gone (see `stopped`).")
+    stopped: str | None = Field(None, description="Why the eval stopped before its last task, if it did.")
 
 
 def totals(records: list[TaskRecord]) -> EvalTotals:
-    n = len(records)
-    graded = [r for r in records if r.status is TaskStatus.GRADED]
+    finished = [r for r in records if not r.unfinished]
+    n = len(finished)
+    graded = [r for r in finished if r.status is TaskStatus.GRADED]
     with_targets = [r.grade.cov for r in graded if r.grade and r.grade.coverage_targets and r.grade.cov is not None]
-    solved = sum(r.solved for r in records)
+    solved = sum(r.solved for r in finished)
     return EvalTotals(
-        tasks=n, graded=len(graded), errors=n - len(graded), solved=solved,
-        solve_rate=solved / n if n else None, mean_reward=fmean(r.reward for r in records) if n else None,
+        tasks=len(records), graded=len(graded), errors=n - len(graded), unfinished=len(records) - n, solved=solved,
+        solve_rate=solved / n if n else None, mean_reward=fmean(r.reward for r in finished) if n else None,
         mean_coverage_gain=fmean(with_targets) if with_targets else None, coverage_tasks=len(with_targets),
         rounds=sum(r.rounds for r in records), calls=sum(r.calls for r in records),
         prompt_tokens=sum(r.prompt_tokens for r in records), completion_tokens=sum(r.completion_tokens for r in records),
         cost_usd=sum(r.cost_usd for r in records), unpriced_calls=sum(r.unpriced_calls for r in records),
-        stop_reasons=dict(sorted(Counter(r.stop_reason or r.status.value for r in records).items())))
+        stop_reasons=dict(sorted(Counter(r.outcome for r in records).items())))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,7 +54,11 @@ class ChatClient(Protocol):
     @property
     def model(self) -> str: ...
 
-    def complete(self, messages: list[Message], *, role: str) -> Completion: ...
+    def complete(self, messages: list[Message], *, role: str,
+                 on_token: Callable[[str], None] | None = None) -> Completion:
+        """One reply; with `on_token`, each piece of its text as it arrives (all at once when the
+        client cannot stream)."""
+        ...
 
 
 def request_key(model: str, messages: list[Message]) -> str:

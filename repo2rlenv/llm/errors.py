@@ -19,6 +19,11 @@ class LLMCallFailed(Repo2RLEnvError):
     """A model call failed for good: retries exhausted, a timeout, or a request the server refuses (400)."""
 
 
+class ModelUnavailable(Repo2RLEnvError):
+    """Several calls in a row failed for good (the endpoint died mid-run): the run stops with the cause
+    (exit code 1) and keeps what it finished, so a rerun resumes."""
+
+
 class LLMConfigError(ConfigError):
     """The model cannot be used as configured: missing or refused key (401/403), unknown model (404), bad price."""
 

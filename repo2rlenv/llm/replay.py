@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict, deque
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,8 +51,9 @@ class RecordingClient:
     def model(self) -> str:
         return self.inner.model
 
-    def complete(self, messages: list[Message], *, role: str) -> Completion:
-        reply = self.inner.complete(messages, role=role)
+    def complete(self, messages: list[Message], *, role: str,
+                 on_token: Callable[[str], None] | None = None) -> Completion:
+        reply = self.inner.complete(messages, role=role, on_token=on_token)
         entry = CassetteEntry(request_key=reply.request_key, role=role, model=reply.model, messages=messages,
                               text=reply.text, usage=reply.usage, finish_reason=reply.finish_reason)
         with self._lock, self.cassette.open("a", encoding="utf-8") as fh:
@@ -87,7 +89,8 @@ class ReplayClient:
         with self._lock:
             return sum(len(q) for q in self._replies.values())
 
-    def complete(self, messages: list[Message], *, role: str) -> Completion:
+    def complete(self, messages: list[Message], *, role: str,
+                 on_token: Callable[[str], None] | None = None) -> Completion:
         key = request_key(self._model, messages)
         with self._lock:
             queue = self._replies.get(key)
@@ -100,5 +103,7 @@ class ReplayClient:
                 role=role, model=self._model, attempt=1, ok=True, prompt_tokens=entry.usage.prompt_tokens,
                 completion_tokens=entry.usage.completion_tokens, tokens_estimated=entry.usage.estimated,
                 latency_sec=0.0, cost_usd=0.0, request_key=key, source=CallSource.REPLAY))
+        if on_token is not None and entry.text:
+            on_token(entry.text)  # a recording has no arrival times: the whole reply at once
         return Completion(text=entry.text, usage=entry.usage, model=self._model, finish_reason=entry.finish_reason,
                           cost_usd=0.0, latency_sec=0.0, attempts=1, request_key=key)

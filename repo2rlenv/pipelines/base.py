@@ -31,6 +31,8 @@ class RunContext:
     out_dir: Path
     work_dir: Path
     reporter: Reporter
+    # The model check's calls (`llm/preflight.py`), made before the run: its ledger starts with them.
+    model_checks: list[Any] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repo2rlenv.config import describe_validation_error, load_config_file
+from repo2rlenv.config import GenerateConfig, describe_validation_error, load_config_file
 from repo2rlenv.llm.prices import ModelPrice
 from repo2rlenv.solver.errors import SolverInputError
 
@@ -79,9 +79,22 @@ class SolverConfig(BaseModel):
         return list(dict.fromkeys([self.model, *(self.model_for(r) for r in CallRole)]))
 
 
+# Keys named as the flags (`--llm`, `--llm-base-url`) → the fields they set.
+FILE_ALIASES = {"llm": "model", "llm_base_url": "base_url"}
+
+
 def load_solver_config(config_file: Path | None, flags: dict[str, Any]) -> SolverConfig:
     """Defaults < file < flags (None flags are ignored); one `SolverInputError` line when invalid."""
     values: dict[str, Any] = load_config_file(config_file) if config_file else {}
+    # The file may use the flags' names, as generate's config does: one file serves all three commands.
+    for flag_name, field in FILE_ALIASES.items():
+        if flag_name in values:
+            if field in values:
+                raise SolverInputError(f"the config file sets both {flag_name!r} and {field!r}: keep one")
+            values[field] = values.pop(flag_name)
+    # Keys of generate's settings that a shared file may hold; solve and eval have no use for them.
+    for key in (set(GenerateConfig.model_fields) - set(SolverConfig.model_fields) - set(FILE_ALIASES)) & set(values):
+        values.pop(key)
     routing = dict(values.pop("routing", None) or {})
     routing.update(flags.pop("routing", None) or {})
     values.update({k: v for k, v in flags.items() if v is not None})

@@ -1,7 +1,9 @@
 """What a solve reports while it runs: hooks for live progress, and the JSONL trajectory of every turn.
 
 Hooks are plain callbacks (the CLI prints with them; a trainer may stream them elsewhere):
-- `on_stream(role, text)`: model text as it arrives — one chunk per reply, since replies are not streamed;
+- `on_stream(role, piece)`: model text as it arrives — with this hook set the reply is streamed, and each
+  piece comes as the provider sends it (a client that cannot stream hands over the whole reply at once);
+- `on_reply(role, text)`: the whole reply, once it is complete;
 - `on_tool_call(event)` / `on_tool_result(event)`: the agent's actions (write a file, run the tests);
 - `on_round_end(summary)`: one line's worth per generate/repair round.
 
@@ -86,6 +88,7 @@ class SolverHooks:
     """Optional callbacks; an exception in one is the caller's bug and propagates."""
 
     on_stream: Callable[[str, str], None] | None = None
+    on_reply: Callable[[str, str], None] | None = None
     on_tool_call: Callable[[ToolEvent], None] | None = None
     on_tool_result: Callable[[ToolEvent], None] | None = None
     on_round_end: Callable[[RoundSummary], None] | None = None

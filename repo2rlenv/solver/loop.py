@@ -131,16 +131,18 @@ class Solver:
         run.stop = self._over_budget(run)
         if run.stop is not None:
             return None
+        stream = self.hooks.on_stream
+        extra = {} if stream is None else {"on_token": lambda piece: stream(role.value, piece)}
         try:
-            reply = self.clients[role].complete([m for _, m in request], role=role.ledger_role)
+            reply = self.clients[role].complete([m for _, m in request], role=role.ledger_role, **extra)
         except SpendLimitReached as exc:
             run.stop, run.detail = StopReason.SPEND_LIMIT, str(exc)
             return None
         except (LLMCallFailed, CassetteMiss) as exc:
             run.stop, run.detail = StopReason.MODEL_ERROR, str(exc)
             return None
-        if self.hooks.on_stream:
-            self.hooks.on_stream(role.value, reply.text)
+        if self.hooks.on_reply:
+            self.hooks.on_reply(role.value, reply.text)
         return reply
 
     def _answer(self, run: _Run, role: CallRole, request: list[tuple[int, Message]],
@@ -249,8 +251,9 @@ class Solver:
         if report.succeeded():
             run.stop = StopReason.SOLVED
             return "tests", "", report
-        current = run.files.get(target.test_path) or run.files[tests[0]]
-        return "tests", prompts.feedback(report, current, target, ctx, self.config), report
+        # The file shown is the one the model wrote: in diff mode it may have chosen another test path.
+        current_path = target.test_path if target.test_path in run.files else tests[0]
+        return "tests", prompts.feedback(report, run.files[current_path], current_path, target, ctx, self.config), report
 
     def _verdict(self, run: _Run, reason: str) -> tuple[str, str, None]:
         run.stop, run.verdict = StopReason.CODE_BUG, reason

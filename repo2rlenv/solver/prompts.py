@@ -74,6 +74,9 @@ def _failures_section(report: TestReport, config: SolverConfig) -> str:
 
 
 def _coverage_section(report: TestReport, target: Target, ctx: RepoContext) -> str:
+    if report.ran and not report.covered:
+        return (f"\nYour tests never execute `{target.qualname}`: call it (from `{target.module}`) and assert "
+                "on what it returns or does.\n")
     if not report.targets():
         return ""
     missing = report.uncovered()
@@ -83,9 +86,11 @@ def _coverage_section(report: TestReport, target: Target, ctx: RepoContext) -> s
     return "\n" + _lines_section(ctx, missing, heading)
 
 
-def feedback(report: TestReport, current: str, target: Target, ctx: RepoContext, config: SolverConfig) -> str:
+def feedback(report: TestReport, current: str, current_path: str, target: Target, ctx: RepoContext,
+             config: SolverConfig) -> str:
+    """The repair prompt: what ran, what failed, what is still uncovered, and `current_path`'s text."""
     return _template("feedback.md").substitute(
-        test_path=target.test_path, summary=report.summary(), failures=_failures_section(report, config),
+        test_path=current_path, summary=report.summary(), failures=_failures_section(report, config),
         coverage=_coverage_section(report, target, ctx), current=current.rstrip("\n"),
         qualname=target.qualname).strip()
 

@@ -70,8 +70,9 @@ class TestReport(BaseModel):
         return sorted(set(self.targets()) - set(self.covered))
 
     def succeeded(self) -> bool:
-        """All cases pass (there is at least one) and they add coverage, unless there is none to add."""
-        return (self.ran and not self.lint and bool(self.passed()) and not self.failing()
+        """All cases pass (there is at least one), they run the function (a test that never calls it can
+        catch nothing the verifier pays for), and they add coverage, unless there is none to add."""
+        return (self.ran and not self.lint and bool(self.passed()) and not self.failing() and bool(self.covered)
                 and (not self.targets() or bool(self.new_coverage())))
 
     def signature(self) -> tuple[tuple[str, ...], tuple[int, ...]]:

@@ -50,7 +50,15 @@ def _bad(tmp_path: Path, *args: str, env: dict[str, str] | None = None, cache: P
      (["--repo", str(EXAMPLE), "--ref", "main"], "needs a git repository"),
      (["--repo", str(EXAMPLE), "--config", "/no/such.toml"], "config file not found"),
      ([], "no repository given"),
-     (["--repo", str(EXAMPLE)], "strategy 'commit_pair' needs git history")],
+     (["--repo", str(EXAMPLE)], "strategy 'commit_pair' needs git history"),
+     # The model is checked before the source is opened or a container started (llm/preflight.py).
+     (["--repo", str(EXAMPLE), "--llm", "scripted", "--llm-base-url", "http://127.0.0.1:9/v1"],
+      "--llm scripted: litellm cannot tell which provider serves it"),
+     (["--repo", str(EXAMPLE), "--llm", "openai/x", "--llm-base-url", "http://127.0.0.1:9/v1"],
+      "openai/x at http://127.0.0.1:9/v1 cannot be reached"),
+     (["--repo", str(EXAMPLE), "--llm", "openai/x", "--api-key-env", "R2E_NO_SUCH_KEY"], "R2E_NO_SUCH_KEY is not set"),
+     (["--repo", str(EXAMPLE), "--llm", "openai/x", "--max-spend-usd", "1"], "--max-spend-usd needs a price"),
+     (["--repo", str(EXAMPLE), "--pipeline-opt", "oracle=llm"], "need a model: pass --llm provider/model")],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, needle):
     assert needle in _bad(tmp_path, *args)

@@ -67,7 +67,7 @@ def test_the_ceiling_stops_the_eval_and_a_higher_one_resumes_it(dataset, ran, tm
     first = harness.run_eval(dataset, out, _config(max_spend_usd=0.5), docker=None, only=["t1", "t2", "t3"])
     assert ran == ["t1", "t2"]  # $0.30 spent after t1 is under $0.50; $0.60 after t2 is not
     assert first.not_run == ["t3"] and [r.task_id for r in first.tasks] == ["t1", "t2"]
-    assert "Not run (spend ceiling): t3" in (out / "results.md").read_text()
+    assert "Not run (spend ceiling reached): t3" in (out / "results.md").read_text()
     assert 'id="not-run"' in (out / "report.html").read_text()
 
     second = harness.run_eval(dataset, out, _config(max_spend_usd=1.0, base_url="http://elsewhere/v1"),
@@ -103,3 +103,99 @@ def test_a_task_that_cannot_run_is_recorded_and_counts_zero(dataset, ran, tmp_pa
 def test_unknown_tasks_are_refused(dataset, ran, tmp_path):
     with pytest.raises(SolverInputError, match="no such task in .*: nope"):
         harness.run_eval(dataset, tmp_path / "eval", _config(), docker=None, only=["nope"])
+
+
+@pytest.fixture
+def flaky_model(monkeypatch):
+    """A stand-in whose model is down for the task ids in `down` (the solve stops on a model error) and
+    whose endpoint vanishes for good for the ids in `gone` (the client's circuit breaker trips)."""
+    state = {"down": set(), "gone": set(), "ran": [], "stop": StopReason.MODEL_ERROR}
+
+    def stand_in(task, config, clients, ledger, *, docker, hooks=None, trajectory=None, spent_before_usd=0.0):
+        from repo2rlenv.llm import ModelUnavailable
+
+        task_id = task.root.name
+        state["ran"].append(task_id)
+        if task_id in state["gone"]:
+            raise ModelUnavailable("3 model calls in a row failed; the last: openai/stand-in: cannot be reached")
+        target = Target(path="p.py", qualname="f", module="p", test_path=f"tests/test_{task_id}.py", import_roots=[""])
+        if task_id in state["down"]:
+            solve = SolveResult(target=target, stop_reason=state["stop"], rounds=0,
+                                detail="openai/stand-in: cannot be reached (connection refused) (after 3 attempts)")
+            return TaskSolve(task_id=task_id, solve=solve,
+                             grade=RunOutcome(reward=0.0, details={"reason": "missing submission"}))
+        solve = SolveResult(target=target, stop_reason=StopReason.SOLVED, rounds=1,
+                            files={target.test_path: "def test_x():\n    pass\n"})
+        return TaskSolve(task_id=task_id, solve=solve,
+                         grade=RunOutcome(reward=1.0, details={"b_pass": 1.0, "b_fail": 1.0, "cov": 1.0}))
+
+    monkeypatch.setattr(harness, "solve_task", stand_in)
+    return state
+
+
+def test_model_errors_are_unfinished_not_verdicts_and_a_rerun_retries_only_them(dataset, flaky_model, tmp_path):
+    out = tmp_path / "eval"
+    stop = StopReason.MODEL_ERROR
+    flaky_model["down"] = {"t1", "t2"}
+    first = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2", "t3"])
+    rows = {r.task_id: r for r in first.tasks}
+    assert rows["t1"].status is TaskStatus.UNFINISHED and rows["t3"].status is TaskStatus.GRADED
+    t = first.totals
+    # The solve rate is over the one finished task; the two unfinished ones are counted apart.
+    assert (t.tasks, t.unfinished, t.solved, t.solve_rate, t.mean_reward) == (3, 2, 1, 1.0, 1.0)
+    assert t.stop_reasons == {"solved": 1, f"unfinished: {stop.value}": 2}
+    assert "unfinished" in (out / "results.md").read_text() and "unfinished" in (out / "report.html").read_text()
+
+    flaky_model["down"] = set()
+    second = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2", "t3"])
+    assert flaky_model["ran"] == ["t1", "t2", "t3", "t1", "t2"]  # t3 had a verdict: not run again
+    assert (second.totals.unfinished, second.totals.solved, second.totals.solve_rate) == (0, 3, 1.0)
+
+
+def test_while_no_task_has_a_verdict_a_rerun_may_change_the_model(dataset, flaky_model, tmp_path):
+    out = tmp_path / "eval"
+    flaky_model["down"] = {"t1"}
+    harness.run_eval(dataset, out, _config(), docker=None, only=["t1"])
+    flaky_model["down"] = set()
+    fixed = harness.run_eval(dataset, out, SolverConfig(model="openai/other"), docker=None, only=["t1"])
+    assert fixed.totals.solved == 1 and fixed.settings.solver["model"] == "openai/other"
+    with pytest.raises(SolverInputError, match=r"other settings \(model\)"):  # now t1 has a verdict
+        harness.run_eval(dataset, out, _config(), docker=None, only=["t1"])
+
+
+def test_a_vanished_endpoint_stops_the_eval_with_its_cause_and_the_results_written(dataset, flaky_model, tmp_path):
+    from repo2rlenv.llm import ModelUnavailable
+
+    out = tmp_path / "eval"
+    flaky_model["gone"] = {"t2"}
+    with pytest.raises(ModelUnavailable, match="in a row failed"):
+        harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2", "t3"])
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["not_run"] == ["t3"] and "cannot be reached" in saved["stopped"]
+    assert [(r["task_id"], r["status"]) for r in saved["tasks"]] == [("t1", "graded"), ("t2", "unfinished")]
+    flaky_model["gone"] = set()
+    resumed = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2", "t3"])
+    assert flaky_model["ran"] == ["t1", "t2", "t2", "t3"] and resumed.totals.solved == 3
+
+
+def test_a_task_the_spend_ceiling_stopped_is_unfinished_and_runs_again_under_a_higher_one(dataset, flaky_model,
+                                                                                         tmp_path):
+    out = tmp_path / "eval"
+    flaky_model["down"], flaky_model["stop"] = {"t1"}, StopReason.SPEND_LIMIT
+    first = harness.run_eval(dataset, out, _config(max_spend_usd=1.0), docker=None, only=["t1", "t2"])
+    assert first.tasks[0].status is TaskStatus.UNFINISHED and first.not_run == ["t2"]
+    assert (first.totals.unfinished, first.totals.solve_rate) == (1, None)  # no verdict: no rate
+    flaky_model["down"] = set()
+    second = harness.run_eval(dataset, out, _config(max_spend_usd=2.0), docker=None, only=["t1", "t2"])
+    assert flaky_model["ran"] == ["t1", "t1", "t2"] and second.totals.solved == 2
+
+
+def test_the_progress_line_of_an_unfinished_task_says_why_and_unpriced_calls_are_not_free(dataset, flaky_model,
+                                                                                         tmp_path):
+    from repo2rlenv.eval.formatting import usd
+
+    flaky_model["down"] = {"t1"}
+    lines: list[str] = []
+    harness.run_eval(dataset, tmp_path / "eval", _config(), docker=None, only=["t1"], progress=lines.append)
+    assert "t1: unfinished (model_error): openai/stand-in: cannot be reached (connection refused)" in lines[-1]
+    assert (usd(0.0, 3), usd(0.0), usd(0.5, 1)) == ("unpriced (3 calls)", "$0.0000", "$0.5000 (+1 unpriced)")

@@ -5,6 +5,10 @@ an HTTP error (429 with ``Retry-After``, 500 …), or a stall that outlives the 
 request is recorded (path, headers, JSON body) before it is answered, so a test can assert both what
 was sent and what never was. A step may also be computed from the request (``responder``).
 
+The commands' model check (`repo2rlenv/llm/preflight.py`: one call asking for one token) is answered
+"OK" outside the script and kept in ``preflights``, not ``requests``, so a test scripts only the run's
+own calls; ``answer_preflight=False`` puts it through the script like any other call.
+
 No package imports it: conftest files load it by path (``load_scripted_server``), so any test directory
 (the oracle's, the solver's) can reuse it without ``__init__.py`` files.
 """
@@ -21,13 +25,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 CHAT_PATH = "/v1/chat/completions"
+PREFLIGHT_MARK = "repo2rlenv preflight"
+STREAM_PIECE = 5  # characters per streamed chunk
 
 
 @dataclass(frozen=True)
 class Step:
     """One scripted answer. Build it with `reply`, `error` or `stall`."""
 
-    kind: Literal["reply", "error", "stall"]
+    kind: Literal["reply", "error", "stall", "garbage"]
     content: str = ""
     usage: dict[str, int] | None = None
     status: int = 200
@@ -45,6 +51,11 @@ def reply(content: str, *, prompt_tokens: int = 100, completion_tokens: int = 50
 def error(status: int, *, retry_after: str | None = None) -> Step:
     """An HTTP error in OpenAI's error shape (429 may carry a Retry-After header)."""
     return Step("error", status=status, retry_after=retry_after)
+
+
+def garbage(text: str = "<html>502 Bad Gateway</html>") -> Step:
+    """A 200 whose body is not a completion (a proxy's page, a server that speaks another API)."""
+    return Step("garbage", content=text)
 
 
 def stall(seconds: float) -> Step:
@@ -73,10 +84,14 @@ class Recorded:
 class ScriptedServer:
     """The server; use as a context manager or call `start`/`stop`."""
 
-    def __init__(self, steps: list[Step] | None = None, *, responder: Callable[[Recorded], Step] | None = None) -> None:
+    def __init__(self, steps: list[Step] | None = None, *, responder: Callable[[Recorded], Step] | None = None,
+                 answer_preflight: bool = True) -> None:
         self._steps: deque[Step] = deque(steps or [])
         self.responder = responder
+        self.answer_preflight = answer_preflight
         self.requests: list[Recorded] = []
+        self.preflights: list[Recorded] = []
+        self.streamed = 0  # replies sent as server-sent events
         self.unscripted = 0  # requests that found the script empty
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -157,6 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {"unparsable": raw.decode("utf-8", "replace")}
         request = Recorded(path=self.path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+        if self.owner.answer_preflight and PREFLIGHT_MARK in request.text():
+            self.owner.preflights.append(request)
+            return self._send(200, _completion(body, reply("OK", prompt_tokens=12, completion_tokens=1)))
         self.owner._record(request)
         if self.path.rstrip("/") != CHAT_PATH:
             return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -170,13 +188,34 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(step.status, {"error": {"message": f"scripted {step.status}", "type": kind}}, headers)
         if step.kind == "stall" and self.owner._stopping.wait(step.seconds):
             return
+        if step.kind == "garbage":
+            return self._send_raw(200, step.content.encode(), "text/html")
+        if body.get("stream"):
+            return self._send_stream(body, step)
         self._send(200, _completion(body, step))
 
+    def _send_stream(self, body: dict[str, Any], step: Step) -> None:
+        """The reply as server-sent events, a few characters a chunk, the usage in a last chunk."""
+        base = _completion(body, step)
+        events = []
+        for i in range(0, len(step.content), STREAM_PIECE):
+            events.append({**base, "object": "chat.completion.chunk", "usage": None, "choices": [
+                {"index": 0, "delta": {"content": step.content[i:i + STREAM_PIECE]}, "finish_reason": None}]})
+        events.append({**base, "object": "chat.completion.chunk", "usage": None,
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if step.usage is not None:
+            events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": step.usage})
+        data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        self.owner.streamed += 1
+        self._send_raw(200, data.encode(), "text/event-stream")
+
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

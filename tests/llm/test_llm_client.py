@@ -62,7 +62,7 @@ def test_retries_exhausted_raise_call_failed(scripted_server, scripted, make_llm
     scripted_server.push(*[scripted.error(502)] * 3)
     client = make_llm_client(scripted_server, max_retries=2)
 
-    with pytest.raises(LLMCallFailed, match="attempt 3"):
+    with pytest.raises(LLMCallFailed, match=r"HTTP 502: scripted 502 \(after 3 attempts\)"):
         client.complete(MESSAGES, role="oracle")
     assert len(scripted_server.requests) == 3
     assert client.ledger.totals().failed == 3
@@ -72,7 +72,7 @@ def test_timeout_is_retried_then_fails(scripted_server, scripted, make_llm_clien
     scripted_server.push(scripted.stall(30), scripted.stall(30))
     client = make_llm_client(scripted_server, timeout_sec=0.5, max_retries=1)
 
-    with pytest.raises(LLMCallFailed, match="Timeout"):
+    with pytest.raises(LLMCallFailed, match=r"did not answer within 0.5 s \(after 2 attempts\)"):
         client.complete(MESSAGES, role="oracle")
     assert len(scripted_server.requests) == 2
     assert [(e.ok, e.status_code) for e in client.ledger.entries] == [(False, 408), (False, 408)]
@@ -81,7 +81,7 @@ def test_timeout_is_retried_then_fails(scripted_server, scripted, make_llm_clien
 def test_bad_request_is_not_retried(scripted_server, make_llm_client):
     client = make_llm_client(scripted_server)  # empty script: the server answers 400
 
-    with pytest.raises(LLMCallFailed, match="BadRequestError"):
+    with pytest.raises(LLMCallFailed, match="HTTP 400: script exhausted"):
         client.complete(MESSAGES, role="oracle")
     assert len(scripted_server.requests) == 1 and make_llm_client.sleeps == []
 
@@ -165,3 +165,43 @@ def test_configuration_errors_before_any_call(scripted_server, make_llm_client, 
     with pytest.raises(LLMConfigError, match="R2E_TEST_LLM_KEY is not set"):
         make_llm_client(scripted_server)
     assert scripted_server.requests == []
+
+
+def test_the_circuit_breaker_stops_after_calls_in_a_row_fail_and_a_success_resets_it(scripted_server, scripted,
+                                                                                     make_llm_client):
+    from repo2rlenv.llm import CircuitBreaker, ModelUnavailable
+
+    breaker = CircuitBreaker(limit=2)
+    first, second = make_llm_client(scripted_server, max_retries=0, breaker=breaker), \
+        make_llm_client(scripted_server, max_retries=0, breaker=breaker)
+    scripted_server.push(scripted.error(500), scripted.reply("fine"), scripted.error(500), scripted.error(503))
+    with pytest.raises(LLMCallFailed):
+        first.complete(MESSAGES, role="oracle")
+    assert second.complete(MESSAGES, role="oracle").text == "fine"  # the count starts again
+    with pytest.raises(LLMCallFailed):
+        second.complete(MESSAGES, role="oracle")
+    with pytest.raises(ModelUnavailable, match=r"2 model calls in a row failed; the last: openai/scripted: HTTP 503"):
+        first.complete(MESSAGES, role="oracle")  # the breaker is shared: two clients, one run
+
+
+def test_a_missing_key_is_a_config_error_not_a_retried_500(scripted_server, make_llm_client, monkeypatch):
+    from repo2rlenv.llm import Ledger, LLMClient, Prices
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    client = LLMClient("openai/gpt-4o-mini", ledger=Ledger(), prices=Prices(), max_retries=3,
+                       sleep=make_llm_client.sleeps.append)
+    with pytest.raises(LLMConfigError, match="check the model id, the base URL and the API key"):
+        client.complete(MESSAGES, role="oracle")
+    assert make_llm_client.sleeps == [] and len(client.ledger.entries) == 1
+
+
+def test_a_streamed_reply_hands_each_piece_over_as_it_arrives_and_keeps_the_usage(scripted_server, scripted,
+                                                                                  make_llm_client):
+    scripted_server.push(scripted.reply("def test_one():\n    assert 1\n", prompt_tokens=40, completion_tokens=9))
+    pieces: list[str] = []
+    reply = make_llm_client(scripted_server, prices=PRICES).complete(MESSAGES, role="solver", on_token=pieces.append)
+
+    assert scripted_server.streamed == 1 and scripted_server.requests[0].body["stream"] is True
+    assert len(pieces) > 1 and "".join(pieces) == reply.text == "def test_one():\n    assert 1\n"
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.estimated) == (40, 9, False)
+    assert reply.finish_reason == "stop" and reply.cost_usd == pytest.approx(0.04 + 0.018)

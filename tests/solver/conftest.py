@@ -59,7 +59,7 @@ class TinySolve:
         self.trajectory_path = tmp_path / "trajectory.jsonl"
         self.events: list[tuple[str, Any]] = []
 
-    def __call__(self, server: Any, **settings: Any):
+    def __call__(self, server: Any, *, stream: bool = False, **settings: Any):
         from repo2rlenv.llm import Ledger
         from repo2rlenv.solver.clients import build_clients
         from repo2rlenv.solver.config import SolverConfig
@@ -73,10 +73,11 @@ class TinySolve:
                                               "test_timeout_sec": 30, **settings})
         self.ledger = Ledger(self.tmp_path / "ledger.jsonl")
         hooks = SolverHooks(
-            on_stream=lambda role, text: self.events.append(("stream", role)),
+            on_reply=lambda role, text: self.events.append(("stream", role)),
             on_tool_call=lambda e: self.events.append(("tool_call", e.tool)),
             on_tool_result=lambda e: self.events.append(("tool_result", e.tool)),
-            on_round_end=lambda s: self.events.append(("round_end", s)))
+            on_round_end=lambda s: self.events.append(("round_end", s)),
+            on_stream=(lambda role, piece: self.events.append(("piece", (role, piece)))) if stream else None)
         solver = Solver(build_clients(config, self.ledger), config, self.ledger, hooks=hooks,
                         trajectory=Trajectory(self.trajectory_path))
         text = kit.instruction()

@@ -102,7 +102,7 @@ def test_a_model_call_that_times_out_ends_the_solve_with_a_model_error(scripted,
     scripted_server.push(scripted.stall(10))
     result = solve_tiny(scripted_server, llm_timeout_sec=1.0)
 
-    assert result.stop_reason is StopReason.MODEL_ERROR and "Timeout" in result.detail
+    assert result.stop_reason is StopReason.MODEL_ERROR and "did not answer within 1 s" in result.detail
     assert result.rounds == 0 and result.calls == 0 and result.files == {}
     assert [e.ok for e in solve_tiny.ledger.entries] == [False]
 
@@ -196,3 +196,16 @@ def test_a_file_the_verifier_would_refuse_is_fed_back_without_running_it(scripte
     assert "was not run" in refusal and "source-introspection" in refusal and "line 7" in refusal
     tools = [v for k, v in solve_tiny.events if k == "tool_call"]
     assert tools.count("run_tests") == 1  # only the second file ran
+
+
+def test_with_a_stream_hook_replies_arrive_piece_by_piece_before_the_whole(scripted, scripted_server, solve_tiny,
+                                                                          solver_kit):
+    reply = solver_kit.file_reply(solver_kit.GOOD_TESTS)
+    scripted_server.push(scripted.reply(reply))
+    result = solve_tiny(scripted_server, stream=True, plan=False)
+
+    assert result.stop_reason is StopReason.SOLVED and scripted_server.streamed == 1
+    pieces = [piece for kind, value in solve_tiny.events if kind == "piece" for role, piece in [value]]
+    assert len(pieces) > 1 and "".join(pieces) == reply
+    kinds = [kind for kind, _ in solve_tiny.events]
+    assert kinds.index("stream") > max(i for i, k in enumerate(kinds) if k == "piece")  # the whole comes last

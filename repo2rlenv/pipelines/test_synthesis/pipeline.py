@@ -186,17 +186,28 @@ class TestSynthesisPipeline:
         result.stages["commits scanned"] = scanned
         return cands, skipped, functions
 
+    @staticmethod
+    def model_needed(options: BaseModel) -> bool | None:
+        """True when the options need a model (`oracle=llm`), False when they never use one
+        (`oracle=differential`), None when one is used if given (`auto`, `hybrid`)."""
+        assert isinstance(options, TestSynthesisOptions)
+        return {"llm": True, "differential": False}.get(options.oracle)
+
     def _llm(self, ctx: RunContext, options: TestSynthesisOptions) -> tuple[Any, Any]:
         """The model client and its ledger, or (None, None) when no model is configured or needed."""
         if not ctx.config.llm or options.oracle == "differential":
             if options.oracle == "llm":
                 raise ConfigError("pipeline option 'oracle': 'llm' needs --llm provider/model")
             return None, None
-        from repo2rlenv.llm import Ledger, LLMClient, Prices
+        from repo2rlenv.llm import CircuitBreaker, Ledger, LLMClient, Prices
 
+        config = ctx.config
         ledger = Ledger(ctx.out_dir / "llm-ledger.jsonl")
-        client = LLMClient(ctx.config.llm, base_url=ctx.config.llm_base_url, ledger=ledger,
-                           max_spend_usd=ctx.config.max_spend_usd, prices=Prices.load([ctx.config.llm]))
+        for entry in ctx.model_checks:
+            ledger.record(entry)
+        client = LLMClient(config.llm, base_url=config.llm_base_url, api_key_env=config.api_key_env, ledger=ledger,
+                           max_spend_usd=config.max_spend_usd, prices=Prices.load([config.llm], config={m: p.model_dump() for m, p in config.prices.items()}),
+                           breaker=CircuitBreaker())
         return client, ledger
 
     def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: _Gates, synth: _Synth,

@@ -171,7 +171,7 @@ def test_timeout_ends_synthesis_with_a_reason(scripted_server, scripted, make_ll
 
     result = synthesize_llm(client=client, runner=runner, context=context)
 
-    assert not result.found and result.reason == LLMNoOracle.LLM_FAILED and "Timeout" in result.detail
+    assert not result.found and result.reason == LLMNoOracle.LLM_FAILED and "did not answer within 0.5 s" in result.detail
     assert result.attempts == [] and runner.calls == []
     assert len(scripted_server.requests) == 2
 
@@ -245,3 +245,16 @@ def test_hybrid_falls_back_to_the_llm(scripted_server, scripted, make_llm_client
     assert not alone.found and alone.reason == NoOracle.NO_DISTINGUISHING_INPUT  # a lambda cannot be replayed
     assert result.found and result.kind is OracleSource.LLM and result.attempts == 1
     assert result.synthesis_llm == "openai/scripted" and "apply_twice(lambda v: v * 2, 3)" in result.test_source
+
+
+def test_an_endpoint_that_dies_mid_run_stops_the_run_instead_of_failing_each_candidate(scripted_server, scripted,
+                                                                                       make_llm_client, calc):
+    from repo2rlenv.llm import CircuitBreaker, ModelUnavailable
+
+    scripted_server.push(*[scripted.error(503)] * 4)
+    context, runner, _ = calc()
+    client = make_llm_client(scripted_server, max_retries=1, breaker=CircuitBreaker(limit=2))
+    first = synthesize_llm(client=client, runner=runner, context=context)  # one candidate's call fails: it is dropped
+    assert not first.found and first.reason == LLMNoOracle.LLM_FAILED
+    with pytest.raises(ModelUnavailable, match="2 model calls in a row failed; the last: openai/scripted: HTTP 503"):
+        synthesize_llm(client=client, runner=runner, context=context)  # the next one's too: the run stops
