@@ -50,22 +50,25 @@ def test_eval_prints_the_table_and_writes_the_results(evaluated):
     result, out = evaluated["result"], evaluated["out"]
     first, second = evaluated["tasks"]
     assert result.exit_code == 0, result.output + result.stderr
-    assert "solve rate 50.0% (1/2), mean reward 0.500" in result.stderr
+    assert "solve rate 50.0% (1/2 finished), mean reward 0.500" in result.stderr
     assert first in result.stderr and second in result.stderr  # the results table
 
     data = json.loads((out / "results.json").read_text())
     totals = data["totals"]
     assert (totals["tasks"], totals["solved"], totals["solve_rate"], totals["mean_reward"]) == (2, 1, 0.5, 0.5)
-    assert totals["calls"] == 4 and totals["stop_reasons"] == {"solved": 2}
+    # The weak tests never call the function, so the solver does not stop at "solved": it repairs once,
+    # sees the same outcome again and stops with no progress (plan + generate, then plan + generate + repair).
+    assert totals["calls"] == 5 and totals["stop_reasons"] == {"no_progress": 1, "solved": 1}
+    assert totals["unfinished"] == 0 and totals["graded"] == 2
     # Every reply reports 100 prompt + 50 completion tokens at $1/$2 per million: $0.0002 per call.
-    assert totals["cost_usd"] == pytest.approx(4 * 0.0002)
+    assert totals["cost_usd"] == pytest.approx(5 * 0.0002)
     rows = {t["task_id"]: t for t in data["tasks"]}
     assert rows[first]["grade"]["reward"] == 1.0 and rows[first]["grade"]["b_fail"] == 1.0
     assert rows[second]["grade"]["reward"] == 0.0
     assert "fails on B" in rows[second]["grade"]["reason"]  # the verifier's why, kept in the record
     assert rows[second]["final_tests"] == evaluated["replies"][rows[second]["test_path"]]
     md = (out / "results.md").read_text()
-    assert "| 2 | 1 | 50.0% | 0.500 |" in md
+    assert "| 2 | 0 | 1 | 50.0% (1/2 finished) | 0.500 |" in md
     assert f"| {first} | 1.000 | 1.000 | 1.000 |" in md
 
 
@@ -86,10 +89,11 @@ def test_a_killed_eval_resumes_with_the_unfinished_task(evaluated, tmp_path):
     result = CliRunner().invoke(eval_command, args)
     assert result.exit_code == 0, result.output + result.stderr
 
-    assert f"{first}: done before (reward 1), skipped" in result.stderr
+    assert f"{first}: done before (solved, reward 1), skipped" in result.stderr
     resent = [r.text() for r in server.requests[before:]]
     second_path = next(p for p in evaluated["replies"] if f"`{p}`" in resent[-1])
-    assert len(resent) == 2 and all(f"`{second_path}`" in text for text in resent)  # only the unfinished task
+    # plan, generate, repair: only the unfinished task is asked again
+    assert len(resent) == 3 and all(f"`{second_path}`" in text for text in resent)
     assert (paths.ledgers / f"{second}.aborted-1.jsonl").is_file()
     totals = json.loads(paths.results_json.read_text())["totals"]
     assert (totals["solved"], totals["mean_reward"]) == (1, 0.5)
@@ -145,8 +149,10 @@ def test_report_html_renders_the_totals_and_carries_every_artifact(evaluated, tm
     page = _Page()
     page.feed(proc.stdout)
 
-    totals = {k: page.by_id[f"total-{k}"].strip() for k in ("tasks", "solved", "solve-rate", "mean-reward")}
-    assert totals == {"tasks": "2", "solved": "1", "solve-rate": "50.0%", "mean-reward": "0.500"}
+    keys = ("tasks", "unfinished", "solved", "solve-rate", "mean-reward")
+    totals = {k: page.by_id[f"total-{k}"].strip() for k in keys}
+    assert totals == {"tasks": "2", "unfinished": "0", "solved": "1", "solve-rate": "50.0% (1/2 finished)",
+                      "mean-reward": "0.500"}
     saved = json.loads((out / "results.json").read_text())["totals"]
     assert page.by_id["total-mean-coverage-gain"].strip() == coverage_gain(saved["mean_coverage_gain"],
                                                                           saved["coverage_tasks"])
