@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv import atomic
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
-# History: 1 = first version.
-MANIFEST_SCHEMA_VERSION = 1
+# History: 1 = first version. 2 = mutation_weight and siblings (version-1 rows read with 0.5 and 0).
+MANIFEST_SCHEMA_VERSION = 2
 
 
 class ValidationSummary(BaseModel):
@@ -48,6 +48,8 @@ class ManifestRow(BaseModel):
     oracle_kind: str
     reward_mode: str
     coverage_weight: float
+    mutation_weight: float = 0.5
+    siblings: int = Field(0, description="Hidden sibling mutants graded beside B.")
     baseline_coverage: float
     baseline_full_coverage: bool
     difficulty: str
@@ -79,6 +81,7 @@ def row_for(dataset: DatasetPaths, task_id: str) -> ManifestRow:
         strategy=ts["strategy"], touched_function=ts["touched_function"], mutation_kind=ts.get("mutation_kind"),
         operator=ts.get("operator"), commit=ts.get("commit"), oracle_kind=ts["oracle_kind"],
         reward_mode=ts["reward_mode"], coverage_weight=ts["coverage_weight"],
+        mutation_weight=ts.get("mutation_weight", 0.5), siblings=ts.get("siblings", 0),
         baseline_coverage=ts["baseline_coverage"], baseline_full_coverage=ts["baseline_full_coverage"],
         difficulty=meta["difficulty"], content_hash=r2e["content_hash"],
         validation=load_validation(dataset, task_id),

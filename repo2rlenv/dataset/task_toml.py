@@ -10,9 +10,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from repo2rlenv.dataset.difficulty import DifficultyFeatures
+
 # History: 1 = first layout of [metadata.repo2env] for test_synthesis. 2 = test_synthesis.twin_kinds (the
 # checked rewrite kinds the verifier draws twins from) replaces aprime_level; version-1 files still load.
-SPEC_VERSION = 2
+# 3 = test_synthesis.mutation_weight (the graded reward's μ) and test_synthesis.difficulty (the features the
+# label is computed from); version-2 files load with μ = 0.5 and no features.
+SPEC_VERSION = 3
 
 
 class _Model(BaseModel):
@@ -46,6 +50,8 @@ class TestSynthesisMeta(_Model):
         default_factory=list, description="The repo's test files that cover the function (validation submits one).")
     twin_kinds: list[str] = Field(default_factory=list, description="The rewrite kinds the verifier's twins use.")
     siblings: int = 0
+    mutation_weight: float = Field(0.5, description="μ: the siblings' share of the discrimination term (gated).")
+    difficulty: DifficultyFeatures | None = Field(None, description="What metadata.difficulty was computed from.")
 
     @model_validator(mode="before")
     @classmethod

@@ -16,18 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # verifier_config.json format. 1: first version. 2: twins drawn at grading time (twin_runs, twin_kinds,
 # case_timeout_sec), no A′ diff. 3: pytest_plugins (graded runs load the image's plugins with -p). The
-# in-task reader (`verifier_config`) still reads 1 and 2.
-CONFIG_SCHEMA_VERSION = 3
+# 4: the graded reward's mutation_weight and oracle_lines. The in-task reader (`verifier_config`) still reads 1-3.
+CONFIG_SCHEMA_VERSION = 4
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: runs instead of variants (A, A′k, B′k, Sj′1), each with its guard state and refusals; n_tests, kills, twins.
-DETAILS_SCHEMA_VERSION = 3
+# 4: mutation_score; coverage.kind, oracle_lines and covered_oracle_lines (the graded reward).
+DETAILS_SCHEMA_VERSION = 4
 TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
 
 
 class RewardMode(str, Enum):
     """How coverage enters the reward (DESIGN §3)."""
 
-    gated = "gated"  # b_pass·b_fail·((1−w) + w·cov): coverage pays only on top of discrimination
+    gated = "gated"  # b_pass·[B killed]·((1−μ) + μ·ms)·((1−w) + w·cov): graded, coverage on top of discrimination
     rfc = "rfc"  # (1−w)·b_pass·b_fail + w·cov: the RFC's form, pays coverage alone
 
 
@@ -69,6 +70,11 @@ class VerifierConfig(BaseModel):
     pytest_plugins: list[str] = Field(
         default_factory=list, description="pytest plugins (entry-point names) installed in the task image, loaded "
                                           "with -p in graded runs, where plugin autoloading is off")
+    mutation_weight: float = Field(0.5, ge=0.0, le=1.0,
+                                   description="μ: the share of the discrimination term decided by the siblings killed")
+    oracle_lines: list[int] = Field(
+        default_factory=list, description="the function's lines the reference tests run on A; the gated cov is the "
+                                          "share of them the submission runs (empty → the coverage targets' share)")
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
@@ -128,8 +134,12 @@ class CoverageResult(BaseModel):
     targets: list[int]
     covered_targets: list[int]
     covered_function_lines: list[int]
+    oracle_lines: list[int] = Field(default_factory=list, description="what the gated cov is relative to")
+    covered_oracle_lines: list[int] = Field(default_factory=list)
+    kind: str = Field("none", description="what cov measured: oracle (relative to the reference tests' lines), "
+                                          "targets (baseline-uncovered lines) or none (nothing to measure: 1)")
     measured: bool = Field(description="whether the A run produced coverage data (it is traced only when "
-                                      "there are targets)")
+                                      "the task measures coverage)")
 
 
 class Runner(BaseModel):
@@ -157,9 +167,11 @@ class RewardDetails(BaseModel):
     reason: str | None = Field(description="why the reward is 0 (set then)")
     reward_mode: RewardMode | None
     coverage_weight: float | None
+    mutation_weight: float | None = None
     b_pass: float | None
     b_fail: float | None = Field(description="None when no case passes on A and A′ or no B run was needed")
     cov: float | None
+    mutation_score: float | None = Field(None, description="siblings killed / siblings (1 with none)")
     n_cases: int
     n_tests: int = Field(description="test functions (parametrized cases counted once)")
     kills: dict[str, list[str]] = Field(description="B-side variant → the good cases that fail on all its runs")

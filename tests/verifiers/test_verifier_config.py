@@ -44,22 +44,34 @@ def test_a_written_model_reads_back(tmp_path):
 
 def test_version_1_is_read_with_its_aprime_diff_dropped(tmp_path):
     raw = minimal()
-    for key in ("twin_runs", "twin_kinds", "case_timeout_sec"):
+    for key in ("twin_runs", "twin_kinds", "case_timeout_sec", "pytest_plugins", "mutation_weight", "oracle_lines"):
         raw.pop(key)
     raw.update(schema_version=1, variants={"broken": "broken_patch.diff", "aprime": "aprime_patch.diff", "siblings": []})
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 3 and cfg.variants == vc.Variants("broken_patch.diff", ())
+    assert cfg.schema_version == 4 and cfg.variants == vc.Variants("broken_patch.diff", ())
     assert cfg.twin_kinds == vt.KINDS and cfg.twin_runs == 4 and cfg.pytest_plugins == ()
+    assert (cfg.mutation_weight, cfg.oracle_lines) == (0.5, ())
 
 
 def test_version_2_is_read_with_no_plugins(tmp_path):
     raw = minimal()
-    raw.pop("pytest_plugins")
+    for key in ("pytest_plugins", "mutation_weight", "oracle_lines"):
+        raw.pop(key)
     raw.update(schema_version=2)
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 3 and cfg.pytest_plugins == ()
+    assert cfg.schema_version == 4 and cfg.pytest_plugins == ()
+
+
+def test_version_3_is_read_with_the_old_coverage_term(tmp_path):
+    raw = minimal()
+    for key in ("mutation_weight", "oracle_lines"):
+        raw.pop(key)
+    raw.update(schema_version=3)
+    (tmp_path / "c.json").write_text(json.dumps(raw))
+    cfg = vc.read_config(tmp_path / "c.json")
+    assert (cfg.schema_version, cfg.mutation_weight, cfg.oracle_lines) == (4, 0.5, ())
 
 
 def test_plugins_read_back(tmp_path):
@@ -75,7 +87,9 @@ def test_plugins_read_back(tmp_path):
     ({"coverage_weight": 2}, "coverage_weight"),
     ({"min_new_tests": True}, "expected a number"),
     ({"function_lines": ["3"]}, "function_lines"),
-    ({"schema_version": 4}, "schema_version"),
+    ({"schema_version": 5}, "schema_version"),
+    ({"mutation_weight": 1.5}, "mutation_weight"),
+    ({"oracle_lines": [3.5]}, "oracle_lines"),
     ({"pytest_plugins": ["--import-mode=append"]}, "pytest_plugins"),
     ({"pytest_plugins": ["no:verifier_outcomes"]}, "pytest_plugins"),
     ({"pytest_plugins": "asyncio"}, "pytest_plugins"),

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow
 
 HUNDRED = "from shopcalc.pricing import apply_discount\n\n\ndef test_hundred():\n    assert apply_discount(10, 100) == 5\n"
 CAP_ONLY = "from shopcalc.pricing import apply_discount\n\n\ndef test_cap():\n    assert apply_discount(10, 80) == 5\n"
+HUNDRED_ID = "tests/test_r2e_0badc0de.py::test_hundred"
 
 
 def reward_on_disk(task) -> float:
@@ -106,7 +107,7 @@ def test_runs_happen_as_unprivileged_uids_of_their_own(make_task):
         assert [c["outcomes"]["A"] for c in details["cases"]] == ["failed", "passed"]
         return
     assert set(details["cases"][0]["outcomes"].values()) == {"passed"}  # on every run
-    assert details["reward"] == pytest.approx(0.5 * 0.75)
+    assert details["reward"] == pytest.approx(0.75)  # B killed (by test_hundred), half the targets covered
 
 
 def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task):
@@ -176,18 +177,35 @@ def test_parametrized_cases_count_one_by_one(make_task):
         "tests/test_r2e_0badc0de.py::test_cases[100-5]", "tests/test_r2e_0badc0de.py::test_cases[80-5]",
         "tests/test_r2e_0badc0de.py::test_cases[0-10]"]
     assert details["n_tests"] == 1
-    assert details["b_fail"] == pytest.approx(1 / 3)
-    assert details["reward"] == pytest.approx(1 / 3 * 0.75)
+    assert details["b_fail"] == pytest.approx(1 / 3)  # reported; gated pays B killed, not this fraction
+    assert details["reward"] == pytest.approx(0.75)
+    assert make_task(sub, reward_mode="rfc").score()["reward"] == pytest.approx(0.5 / 3 + 0.5 * 0.5)
 
 
-def test_siblings_average_b_fail(make_task):
+def test_siblings_grade_the_discrimination_term(make_task):
     # B (100% raises) and sibling 2 (cap at a third) fail the test; sibling 1 (0% raises) does not.
     details = make_task(HUNDRED, siblings=2).score()
     assert {c["id"]: c["outcomes"] for c in details["cases"]} == {"tests/test_r2e_0badc0de.py::test_hundred": outcomes(
         A="passed", B="failed", S1="passed", S2="failed")}
-    assert details["b_fail"] == pytest.approx(2 / 3)
-    assert details["reward"] == pytest.approx(2 / 3 * 0.75)
+    assert (details["b_fail"], details["mutation_score"], details["mutation_weight"]) == (1.0, 0.5, 0.5)
+    assert details["reward"] == pytest.approx((0.5 + 0.5 * 0.5) * 0.75)
+    assert details["kills"] == {"B": [HUNDRED_ID], "sibling_1": [], "sibling_2": [HUNDRED_ID]}
     assert [v["variant"] for v in details["variants"]] == ["A"] * 5 + ["B"] * 4 + ["S1", "S2"]
+    # Catching sibling 1 too (0% off is allowed) fills the term.
+    thorough = make_task(HUNDRED + "\n\ndef test_zero():\n    assert apply_discount(10, 0) == 10\n", siblings=2).score()
+    assert (thorough["mutation_score"], thorough["reward"]) == (1.0, 0.75)
+
+
+def test_gated_coverage_is_the_submissions_share_of_the_oracles_lines(make_task, kit):
+    # The suite covers every line (no targets): cov is what the submission runs of what the oracle runs.
+    every = kit.function_lines(kit.PRICING, "apply_discount")
+    details = make_task(HUNDRED, coverage_targets=[], baseline_full_coverage=True, oracle_lines=every).score()
+    assert details["coverage"]["kind"] == "oracle" and details["coverage"]["measured"] is True
+    assert details["coverage"]["covered_oracle_lines"] == sorted(set(every) - {kit.RAISE_LINE})
+    assert details["cov"] == pytest.approx(round(6 / 7, 6))
+    assert details["reward"] == pytest.approx(0.5 + 0.5 * round(6 / 7, 6))
+    good = make_task(kit.GOOD_TEST, coverage_targets=[], baseline_full_coverage=True, oracle_lines=every).score()
+    assert (good["cov"], good["reward"]) == (1.0, 1.0)
 
 
 def test_timeout_on_b_counts_as_failure_on_b(make_task):
@@ -209,7 +227,7 @@ def test_a_hanging_case_fails_alone_at_its_own_wall_clock(make_task):
     details = make_task(sub, case_timeout_sec=2).score()
     assert {v["status"] for v in details["variants"]} == {"ok"}
     assert details["cases"][0]["outcomes"] == outcomes(A="passed", B="failed")
-    assert details["reward"] == pytest.approx(0.5 * 0.75)
+    assert details["reward"] == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize(("config", "reason"), [

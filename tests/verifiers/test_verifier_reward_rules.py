@@ -29,21 +29,58 @@ TERMS = vr.Terms("gated", 0.5, 1, (3, 4))
 CRASHED = RunResult("x", Status.crashed)
 
 
+# gated, w = 0.5, μ = 0.5, no coverage targets nor oracle lines (cov = 1).
 @pytest.mark.parametrize(("label", "a", "a_twins", "b_twins", "siblings", "expected"), [
     ("one discriminating case", {"t": P}, [{"t": P}] * 2, [{"t": F}] * 2, None, 1.0),
     ("an error on B kills too", {"t": P}, [{"t": P}] * 2, [{"t": E}] * 2, None, 1.0),
     ("a skip on B does not", {"t": P}, [{"t": P}] * 2, [{"t": S}] * 2, None, 0.0),
-    ("half the cases kill", {"t": P, "u": P}, [{"t": P, "u": P}] * 2, [{"t": F, "u": P}] * 2, None, 0.5),
+    ("a case that does not kill B costs nothing", {"t": P, "u": P}, [{"t": P, "u": P}] * 2,
+     [{"t": F, "u": P}] * 2, None, 1.0),
     ("a case failing everywhere only costs b_pass", {"t": P, "u": F}, [{"t": P, "u": F}] * 2,
      [{"t": F, "u": F}] * 2, None, 0.5),
-    ("siblings average with B", {"t": P}, [{"t": P}], [{"t": F}], [{"t": P}], 0.5),
+    ("B killed, its sibling not: 1 − μ", {"t": P}, [{"t": P}], [{"t": F}], [{"t": P}], 0.5),
+    ("B and one sibling of two", {"t": P, "u": P}, [{"t": P, "u": P}], [{"t": F, "u": P}],
+     [{"t": P, "u": F}, {"t": P, "u": P}], 0.75),
+    ("B and every sibling, by different cases", {"t": P, "u": P}, [{"t": P, "u": P}], [{"t": F, "u": P}],
+     [{"t": P, "u": F}, {"t": F, "u": P}], 1.0),
     ("siblings alone earn nothing", {"t": P}, [{"t": P}], [{"t": P}], [{"t": F}, {"t": F}], 0.0),
-    ("B broken in every run: one case of the good ones", {"t": P, "u": P, "v": P, "w": P}, [{"t": P, "u": P, "v": P, "w": P}],
-     [CRASHED, CRASHED], None, 0.25),
+    ("B broken in every run: killed", {"t": P, "u": P}, [{"t": P, "u": P}], [CRASHED, CRASHED], None, 1.0),
 ])
 def test_reward_table(label, a, a_twins, b_twins, siblings, expected):
     out = vr.compute(runs(a, a_twins, b_twins, siblings), vr.Terms("gated", 0.5, 1, ()))
     assert out["reward"] == pytest.approx(expected), (label, out["reason"])
+
+
+def test_a_thorough_file_outranks_one_that_only_catches_b():
+    """The reason gated pays [B killed], not the fraction of cases failing on B (the RFC's b_fail)."""
+    only_b = runs({"t": P}, [{"t": P}], [{"t": F}], [{"t": P}] * 3)
+    thorough = runs({"t": P, "u": P, "v": P}, [{"t": P, "u": P, "v": P}], [{"t": F, "u": P, "v": P}],
+                    [{"t": P, "u": F, "v": P}, {"t": P, "u": P, "v": F}, {"t": P, "u": F, "v": F}])
+    terms = vr.Terms("gated", 0.5, 1, ())
+    low, high = vr.compute(only_b, terms), vr.compute(thorough, terms)
+    assert (low["mutation_score"], high["mutation_score"]) == (0.0, 1.0)
+    assert (low["reward"], high["reward"]) == (0.5, 1.0)
+    assert high["b_fail"] == pytest.approx(1 / 3)  # still reported, as the RFC defines it
+    rfc = vr.Terms("rfc", 0.5, 1, ())
+    assert vr.compute(thorough, rfc)["reward"] == pytest.approx(0.5 / 3 + 0.5)  # siblings do not enter rfc
+
+
+@pytest.mark.parametrize(("mu", "expected"), [(0.0, 1.0), (0.25, 0.875), (1.0, 0.5)])
+def test_mutation_weight_sets_the_siblings_share(mu, expected):
+    half = runs({"t": P}, [{"t": P}], [{"t": F}], [{"t": F}, {"t": P}])
+    assert vr.compute(half, vr.Terms("gated", 0.5, 1, (), mu))["reward"] == pytest.approx(expected)
+
+
+def test_gated_coverage_is_relative_to_the_oracles_lines():
+    # The suite runs every line (no targets): the submission's own share of the oracle's lines counts.
+    partial = runs({"t": P}, [{"t": P}], [{"t": F}], covered=(2, 3, 9))
+    out = vr.compute(partial, vr.Terms("gated", 0.5, 1, (), 0.5, (2, 3, 4, 5)))
+    assert (out["cov"], out["reward"]) == (0.5, 0.75)
+    full = runs({"t": P}, [{"t": P}], [{"t": F}], covered=(2, 3, 4, 5))
+    assert vr.compute(full, vr.Terms("gated", 0.5, 1, (), 0.5, (2, 3, 4, 5)))["reward"] == 1.0
+    # rfc keeps the RFC's coverage gain over the targets, whatever the oracle's lines.
+    rfc = vr.compute(partial, vr.Terms("rfc", 0.5, 1, (3, 4), 0.5, (2, 3, 4, 5)))
+    assert (rfc["cov"], rfc["reward"]) == (0.5, 0.75)
 
 
 @pytest.mark.parametrize(("label", "a", "a_twins", "b_twins", "reason"), [
@@ -73,10 +110,11 @@ def test_a_coin_flip_case_pays_only_when_every_run_lines_up():
 
 def test_collection_error_on_b_is_one_case_not_all():
     a = {f"t[{i}]": P for i in range(50)}
-    out = vr.compute(runs(a, [a], [run("B′1", status=Status.ok, collected=[], errors=["tests/t.py"])]),
-                     vr.Terms("gated", 0.5, 1, ()))
-    assert out["reward"] == pytest.approx(1 / 50)
+    broken_b = runs(a, [a], [run("B′1", status=Status.ok, collected=[], errors=["tests/t.py"])])
+    out = vr.compute(broken_b, vr.Terms("gated", 0.5, 1, ()))
+    assert out["b_fail"] == pytest.approx(1 / 50) and out["reward"] == 1.0  # B is killed, by one check
     assert out["n_tests"] == 1 and out["n_cases"] == 50
+    assert vr.compute(broken_b, vr.Terms("rfc", 0.5, 1, ()))["reward"] == pytest.approx(0.5 / 50 + 0.5)
 
 
 def test_min_new_tests_counts_test_functions_not_parametrized_cases():

@@ -61,7 +61,11 @@ class TestSynthesisOptions(BaseModel):
     reward_mode: RewardMode = Field("gated", description="`gated` (card default) or `rfc` reward form.")
     min_new_tests: int = Field(1, ge=1, description="A submission with fewer test cases scores 0.")
     max_test_loc: int = Field(200, ge=1, description="A submission longer than this (non-blank lines) scores 0.")
-    siblings: int = Field(0, ge=0, le=8, description="Extra validated mutants of the same function to grade against.")
+    # Hidden sibling mutants make the reward graded (issue 16): a file that catches B and not its siblings
+    # earns (1 − μ) of the discrimination term. Fewer are shipped when fewer survive and the oracle catches.
+    siblings: int = Field(4, ge=0, le=8, description="Extra validated mutants of the same function to grade against.")
+    mutation_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="μ in the gated reward: the share of the discrimination term the siblings killed decide.")
 
     # --- the oracle -----------------------------------------------------------------------------
     # `auto` = differential without a model, hybrid with one (issue 5).

@@ -11,7 +11,7 @@ from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Protocol, Sequence
 
 from pydantic import BaseModel
 
@@ -33,6 +33,7 @@ from repo2rlenv.pipelines.test_synthesis.emit.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.ref_setup import open_ref, ref_baseline
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
+from repo2rlenv.pipelines.test_synthesis import spread
 from repo2rlenv.pipelines.test_synthesis.task_validation import task_validator
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
@@ -147,9 +148,12 @@ class TestSynthesisPipeline:
                 for work in commits:
                     if len(result.emitted) >= options.limit:
                         break
-                    processed += self._process(ctx, options, work.gates, work.synth, work.pairs, result, decisions)
+                    processed += self._process(ctx, options, work.gates, work.synth, work.pairs, result, decisions,
+                                               earlier=processed)
             if rest or not pairs:
-                processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share())
+                processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share(),
+                                           earlier=processed)
+            result.details["spread"] = spread.summary(c for c in processed if c.status == "emitted")
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
             short = advise(result.skip_reasons, emitted=len(result.emitted), wanted=options.limit,
@@ -211,10 +215,12 @@ class TestSynthesisPipeline:
         return client, ledger
 
     def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: _Gates, synth: _Synth,
-                 candidates: list[Candidate], result: PipelineResult, decisions: _Decisions) -> list[Candidate]:
+                 candidates: list[Candidate], result: PipelineResult, decisions: _Decisions,
+                 earlier: Sequence[Candidate] = ()) -> list[Candidate]:
         """Gate candidates in batches, in the miner's order, and synthesize tasks from the survivors until
-        `limit` tasks exist. `gates` and `synth` are the ref's runner and synthesizer or one commit's
-        (`commit_driver.CommitWork`). Returns every candidate decided (the rest were never needed)."""
+        `limit` tasks exist, the survivors of a batch from the freshest places first (`spread`; `earlier`:
+        what earlier calls decided). `gates` and `synth` are the ref's runner and synthesizer or one
+        commit's (`commit_driver.CommitWork`). Returns every candidate decided (the rest were never needed)."""
         per_function, journal, decided, existing = (decisions.per_function, decisions.journal, decisions.decided,
                                                     decisions.existing)
         done: list[Candidate] = []
@@ -245,7 +251,10 @@ class TestSynthesisPipeline:
                 tick(f"gating {len(batch)} candidates", advance=0)
                 with ctx.reporter.in_stage("gates"):
                     gates.check_many(batch)
-                for cand in batch:
+                while batch:
+                    # The freshest place first, given the tasks emitted so far (this batch's included).
+                    cand = spread.fresh_first(batch, (c for c in [*earlier, *done] if c.status == "emitted"))[0]
+                    batch.remove(cand)
                     result.stages["gated"] += 1
                     if enough(cand):
                         # Gated in the same batch as the task that filled the limit (or this function's
@@ -334,6 +343,9 @@ class TestSynthesisPipeline:
         rows += [[f"dropped: {k}", v] for k, v in sorted(result.skip_reasons.items())]
         rows.append(["emitted", len(result.emitted)])
         ctx.reporter.table("summary", ["stage", "count"], rows)
+        places = result.details.get("spread")
+        if result.emitted and places:
+            ctx.reporter.info("tasks spread over " + ", ".join(f"{n} {name}" for name, n in places.items()))
         short = result.details.get("advice")
         if short:
             # The one line a user needs when the table shows nothing emitted (issue 14): why, and what to try.

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from repo2rlenv.baseline.junit import Outcome
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
+from repo2rlenv.pipelines.test_synthesis.emit.leaks import InstructionLeak
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for, write_task
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.oracle.sandbox_runner import VariantRunner, WorkCopies
@@ -200,8 +201,10 @@ class Synthesizer:
             cand.drop(SkipReason.oracle_not_perfect, "oracle does not pass on A in the sandbox")
             return None
         uncovered = cand.baseline.uncovered if cand.baseline else []
-        reached = run.coverage.covered_lines(func.path, uncovered)
-        targets = sorted(reached)
+        targets = sorted(run.coverage.covered_lines(func.path, uncovered))
+        function_lines = cand.baseline.function_lines if cand.baseline else list(func.body_lines)
+        # What the gated coverage term is relative to: meaningful when the suite already runs every line.
+        oracle_lines = sorted(run.coverage.covered_lines(func.path, function_lines))
         siblings = self._siblings(cand, test_path, oracle)
         kinds = self._twin_kinds(cand, test_path, oracle, siblings)
         if kinds is None:
@@ -209,8 +212,8 @@ class Synthesizer:
             return None
         config = VerifierConfig(
             submission=test_path, target_file=func.path, target_qualname=func.qualname,
-            function_lines=cand.baseline.function_lines if cand.baseline else list(func.body_lines),
-            coverage_targets=targets, baseline_full_coverage=not uncovered,
+            function_lines=function_lines, coverage_targets=targets, oracle_lines=oracle_lines,
+            mutation_weight=opts.mutation_weight, baseline_full_coverage=not uncovered,
             import_roots=ctx.install.import_roots, reward_mode=opts.reward_mode,
             coverage_weight=opts.coverage_weight, min_new_tests=opts.min_new_tests, max_test_loc=opts.max_test_loc,
             run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
@@ -227,7 +230,11 @@ class Synthesizer:
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],
             generated_files=ctx.generated,
         )
-        task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)
+        try:
+            task = write_task(spec, opts, ctx.a_dir, ctx.tasks_root)
+        except InstructionLeak as leak:
+            cand.drop(SkipReason.validation_failed, str(leak))
+            return None
         if ctx.validator is not None:
             verdict = ctx.validator(task.root)
             if not verdict.ok:

@@ -3,7 +3,8 @@
 The verifier cannot import pydantic (stdlib + pytest + coverage), so it reads the config with this
 dataclass reader; a host test keeps the two field lists identical. Version 1 (before twins) is read
 too: its A′ diff is no longer used, and the twin settings take their defaults; version 2 (before
-pytest_plugins) is read with no plugins.
+pytest_plugins) is read with no plugins; version 3 (before the graded reward's settings) with μ = 0.5
+and no oracle lines (cov is then the coverage targets' share, as it was).
 
 Stdlib only: copied verbatim into every task.
 """
@@ -24,11 +25,13 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
     import verifier_workspace as vws  # type: ignore[no-redef]
 
 # History: 1 = first version (variants.aprime: an A′ diff). 2 = twins drawn at grading time
-# (twin_runs, twin_kinds, case_timeout_sec; variants without aprime). 3 = pytest_plugins.
-CONFIG_SCHEMA_VERSION = 3
+# (twin_runs, twin_kinds, case_timeout_sec; variants without aprime). 3 = pytest_plugins. 4 = the graded
+# reward: mutation_weight (μ, the siblings' share) and oracle_lines (what the coverage term is relative to).
+CONFIG_SCHEMA_VERSION = 4
 REWARD_MODES = ("gated", "rfc")
 _DEFAULTS_V2 = {"twin_runs": 4, "twin_kinds": list(vtwins.KINDS), "case_timeout_sec": 60.0}
 _DEFAULTS_V3 = {"pytest_plugins": []}
+_DEFAULTS_V4 = {"mutation_weight": 0.5, "oracle_lines": []}
 # A plugin name as pytest's -p takes it: never an option, never "no:" (the verifier's own -p no: stay).
 _PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
@@ -65,6 +68,8 @@ class Config:
     twin_kinds: tuple[str, ...]
     case_timeout_sec: float
     pytest_plugins: tuple[str, ...]  # the task image's plugins, loaded with -p (autoload is off)
+    mutation_weight: float  # μ: how much of the discrimination term the siblings' kills decide
+    oracle_lines: tuple[int, ...]  # the function's lines the reference tests run on A: gated cov's base
 
 
 def _check(name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -98,6 +103,8 @@ def read_config(path: Path) -> Config:
         raw = _upgrade(raw)
     if raw.get("schema_version") == 2:
         raw = dict(raw, schema_version=3, **{k: v for k, v in _DEFAULTS_V3.items() if k not in raw})
+    if raw.get("schema_version") == 3:
+        raw = dict(raw, schema_version=4, **{k: v for k, v in _DEFAULTS_V4.items() if k not in raw})
     expected = {f.name for f in fields(Config)}
     if set(raw) != expected:
         raise ValueError(f"config keys differ from the schema: {sorted(set(raw) ^ expected)}")
@@ -130,11 +137,15 @@ def read_config(path: Path) -> Config:
         case_timeout_sec=float(_check("case_timeout_sec", raw["case_timeout_sec"], (int, float))),
         pytest_plugins=tuple(_check("pytest_plugins", p, str)
                              for p in _check("pytest_plugins", raw["pytest_plugins"], list)),
+        mutation_weight=float(_check("mutation_weight", raw["mutation_weight"], (int, float))),
+        oracle_lines=ints("oracle_lines"),
     )
     if cfg.reward_mode not in REWARD_MODES:
         raise ValueError(f"config reward_mode {cfg.reward_mode!r} is not one of {REWARD_MODES}")
     if not 0.0 <= cfg.coverage_weight <= 1.0:
         raise ValueError("config coverage_weight must be within [0, 1]")
+    if not 0.0 <= cfg.mutation_weight <= 1.0:
+        raise ValueError("config mutation_weight must be within [0, 1]")
     if not 1 <= cfg.twin_runs <= 16:
         raise ValueError("config twin_runs must be within [1, 16]")
     bad = [p for p in cfg.pytest_plugins if not _PLUGIN_NAME.fullmatch(p)]

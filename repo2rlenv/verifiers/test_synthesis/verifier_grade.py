@@ -64,7 +64,8 @@ read_config = vconfig.read_config
 CONFIG_SCHEMA_VERSION = vconfig.CONFIG_SCHEMA_VERSION
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: twins (variants are runs: A, A′k, B′k, Sj′1), guard state and refusals per run, n_tests, kills.
-DETAILS_SCHEMA_VERSION = 3
+# 4: mutation_score; coverage.kind, oracle_lines, covered_oracle_lines (the graded reward).
+DETAILS_SCHEMA_VERSION = 4
 REWARD_FILE = "reward.txt"
 DETAILS_FILE = "reward-details.json"
 # Harbor prefers reward.json when present: we never write it and delete any a test may have planted.
@@ -213,6 +214,10 @@ def _isolation(details: dict[str, Any], launcher: vlaunch.Launcher, layout: vrun
     return None
 
 
+def _measures_coverage(cfg: Config) -> bool:
+    return bool(cfg.coverage_targets or cfg.oracle_lines)
+
+
 def _plan_runs(cfg: Config, variants: Variants, layout: vrun.Layout, owner: tuple[int, int] | None,
                rng: random.Random) -> list[tuple[vrun.Run, str, int | None]]:
     """(run, variant, twin seed) for A, its twins, B's and one twin of each sibling: A first, the others in
@@ -224,7 +229,7 @@ def _plan_runs(cfg: Config, variants: Variants, layout: vrun.Layout, owner: tupl
     rng.shuffle(plan)
     plan.insert(0, ("A", "A", None))
     owners = vlayout.run_owners(len(plan), rng) if owner is not None else [None] * len(plan)
-    return [(vrun.Run(label, layout.new_run(rng, who), who, traced=(label == "A" and bool(cfg.coverage_targets))),
+    return [(vrun.Run(label, layout.new_run(rng, who), who, traced=(label == "A" and _measures_coverage(cfg))),
              variant, seed) for (label, variant, seed), who in zip(plan, owners)]
 
 
@@ -240,7 +245,8 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
                 rng: random.Random, clock: float) -> None:
     workspace, tests_dir, layout, launcher = scratch.workspace, scratch.tests_dir, scratch.layout, scratch.launcher
     cfg = read_config(config_path)
-    details.update(reward_mode=cfg.reward_mode, coverage_weight=cfg.coverage_weight, submission=cfg.submission,
+    details.update(reward_mode=cfg.reward_mode, coverage_weight=cfg.coverage_weight,
+                   mutation_weight=cfg.mutation_weight, submission=cfg.submission,
                    target=f"{cfg.target_file}::{cfg.target_qualname}")
     raw = _checked_submission(details, cfg, workspace, run_lint)
     details["timings"]["lint"] = round(time.monotonic() - clock, 3)
@@ -301,7 +307,8 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
             runner.end()
         for path, mode in modes.items():
             os.chmod(path, mode)
-    terms = vreward.Terms(cfg.reward_mode, cfg.coverage_weight, cfg.min_new_tests, cfg.coverage_targets)
+    terms = vreward.Terms(cfg.reward_mode, cfg.coverage_weight, cfg.min_new_tests, cfg.coverage_targets,
+                          cfg.mutation_weight, cfg.oracle_lines)
     for run in runs:
         results.setdefault(run.name, vres.RunResult(run.name, vres.Status.not_run))
     in_order = sorted(planned, key=lambda p: p[0].name)  # A, A′…, B′…, S…′: the details read in that order
@@ -319,10 +326,14 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
     a = results["A"]
     details["cases"] = [{"id": c, "outcomes": {r.name: results[r.name].outcome(c).value for r, _, _ in in_order}}
                         for c in (a.collected or [])]
+    covered = set(a.covered or [])
+    kind = "oracle" if cfg.reward_mode == "gated" and cfg.oracle_lines else "targets" if cfg.coverage_targets else "none"
     details["coverage"] = {"targets": sorted(cfg.coverage_targets),
-                           "covered_targets": sorted(set(a.covered or []) & set(cfg.coverage_targets)),
-                           "covered_function_lines": sorted(set(a.covered or []) & set(cfg.function_lines)),
-                           "measured": a.covered is not None}
+                           "covered_targets": sorted(covered & set(cfg.coverage_targets)),
+                           "covered_function_lines": sorted(covered & set(cfg.function_lines)),
+                           "oracle_lines": sorted(cfg.oracle_lines),
+                           "covered_oracle_lines": sorted(covered & set(cfg.oracle_lines)),
+                           "kind": kind, "measured": a.covered is not None}
 
 
 def _worth_going_on(a: vres.RunResult, cfg: Config) -> bool:
@@ -352,7 +363,8 @@ def grade(scratch: vlayout.Scratch | None, failure: BaseException | None, tests_
     _remove_reward_files(logs_dir)
     details: dict[str, Any] = {
         "schema_version": DETAILS_SCHEMA_VERSION, "reward": 0.0, "reason": None, "reward_mode": None,
-        "coverage_weight": None, "b_pass": None, "b_fail": None, "cov": None, "n_cases": 0, "n_tests": 0,
+        "coverage_weight": None, "mutation_weight": None, "b_pass": None, "b_fail": None, "cov": None,
+        "mutation_score": None, "n_cases": 0, "n_tests": 0,
         "kills": {}, "cases": [], "lint": [], "variants": [], "timings": {},
     }
     try:

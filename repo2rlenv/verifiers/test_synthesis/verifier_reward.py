@@ -1,8 +1,9 @@
-"""The reward: from the runs' outcomes to b_pass, b_fail, cov and the reward, by rules a run cannot steer.
+"""The reward: from the runs' outcomes to b_pass, b_fail, the mutation score, cov and the reward, by rules
+a run cannot steer.
 
-The runs: A itself (traced when the task has coverage targets), its twins A′₁…A′ₖ, B's twins
-B′₁…B′ₘ and each sibling mutant's twins (`verifier_twins`). The cases are the node ids pytest collected
-on A (parametrized cases one by one); the tests are the test functions they belong to.
+The runs: A itself (traced when the task measures coverage), its twins A′₁…A′ₖ, B's twins B′₁…B′ₘ and
+each sibling mutant's twins (`verifier_twins`). The cases are the node ids pytest collected on A
+(parametrized cases one by one); the tests are the test functions they belong to.
 
 Rules, in order (the first that applies decides):
 1. A must collect cleanly and finish; fewer test functions than `min_new_tests` → 0.
@@ -18,10 +19,17 @@ Rules, in order (the first that applies decides):
      killed by exactly one case. A module-level check that breaks collection is one test, however many
      parametrized cases pad the file;
    - some clean, some broken → 0.
-   kill(V) = killed good cases / good cases.
-5. b_fail = the mean of kill(B) and kill(each sibling), and 0 unless some good case kills B itself.
-6. cov = covered coverage targets / targets (1 with no targets), measured on A.
-7. gated (default): reward = b_pass · b_fail · ((1 − w) + w · cov);  rfc: (1 − w) · b_pass · b_fail + w · cov.
+   kill(V) = killed good cases / good cases; V is *killed* when kill(V) > 0.
+5. b_fail = kill(B) (the RFC's fraction of cases failing on B); nothing is paid unless B is killed.
+6. The mutation score ms = siblings killed / siblings (1 with none).
+7. cov: with `oracle_lines` (the function's lines the reference tests run on A), the share of them the
+   submission runs on A; without, covered coverage targets / targets (1 with no targets).
+8. gated (default): reward = b_pass · [B killed] · ((1 − μ) + μ · ms) · ((1 − w) + w · cov);
+   rfc, the RFC's literal form: (1 − w) · b_pass · b_fail + w · cov_targets (siblings and
+   oracle-relative coverage do not enter it).
+
+Why gated pays [B killed] and not b_fail: with siblings, a thorough file has cases that catch other
+changes than B; paying the fraction of cases failing on B would rank it below a file that only catches B.
 
 Stdlib only: copied verbatim into every task.
 """
@@ -58,6 +66,8 @@ class Terms:
     weight: float
     min_new_tests: int
     targets: tuple[int, ...]
+    mutation_weight: float = 0.5  # μ: the share of the discrimination term the siblings decide (gated)
+    oracle_lines: tuple[int, ...] = ()  # the function's lines the reference tests run on A (gated's cov)
 
 
 class Zero(Exception):
@@ -134,13 +144,22 @@ def kill_fraction(runs: list[vres.RunResult], good: list[str], cases: list[str],
     return len(killers) / len(good), killers
 
 
+def coverage_terms(runs: Runs, terms: Terms) -> tuple[float, float]:
+    """(cov_targets, cov_oracle): rule 7's two coverage measures, on A's record."""
+    covered = set(runs.a.covered or [])
+    targets, reference = set(terms.targets), set(terms.oracle_lines)
+    cov_targets = 1.0 if not targets else len(covered & targets) / len(targets)
+    cov_oracle = cov_targets if not reference else len(covered & reference) / len(reference)
+    return cov_targets, cov_oracle
+
+
 def compute(runs: Runs, terms: Terms) -> dict[str, Any]:
     """The reward and its terms; `reason` is set when the reward is 0."""
     details: dict[str, Any] = {"reward": 0.0, "reason": None, "b_pass": None, "b_fail": None, "cov": None,
-                               "n_cases": 0, "n_tests": 0, "kills": {}}
-    targets = set(terms.targets)
-    covered = set(runs.a.covered or [])
-    cov = 1.0 if not targets else len(covered & targets) / len(targets)
+                               "mutation_score": None, "n_cases": 0, "n_tests": 0, "kills": {}}
+    gated = terms.mode == "gated"
+    cov_targets, cov_oracle = coverage_terms(runs, terms)
+    cov = cov_oracle if gated else cov_targets
     if runs.a.status != vres.Status.not_run:
         details["cov"] = round(cov, 6)
     try:
@@ -153,23 +172,26 @@ def compute(runs: Runs, terms: Terms) -> dict[str, Any]:
         check_a_side(runs.a, runs.a_twins, cases)
         kill_b, killers = kill_fraction(runs.b_twins, good, cases, "B")
         details["kills"]["B"] = killers
-        kills = [kill_b]
+        killed = []
         for k, sibling in enumerate(runs.siblings, 1):
             fraction, sibling_killers = kill_fraction(sibling, good, cases, f"sibling {k}")
             details["kills"][f"sibling_{k}"] = sibling_killers
-            kills.append(fraction)
-        b_fail = sum(kills) / len(kills) if kill_b > 0 else 0.0
-        details["b_fail"] = round(b_fail, 6)
+            killed.append(fraction > 0)
+        details["b_fail"] = round(kill_b, 6)
+        ms = sum(killed) / len(killed) if killed else 1.0
+        details["mutation_score"] = round(ms, 6)
     except Zero as zero:
         details["reason"] = str(zero)
-        if terms.mode == "rfc" and not zero.integrity and runs.a.status != vres.Status.not_run:
+        if not gated and not zero.integrity and runs.a.status != vres.Status.not_run:
             details["reward"] = round(terms.weight * cov, 6)  # the RFC's formula pays coverage on its own
         return details
-    product = (details["b_pass"] or 0.0) * b_fail
-    w = terms.weight
-    reward = product * ((1 - w) + w * cov) if terms.mode == "gated" else (1 - w) * product + w * cov
+    b_pass, w, mu = details["b_pass"] or 0.0, terms.weight, terms.mutation_weight
+    if gated:
+        reward = b_pass * (kill_b > 0) * ((1 - mu) + mu * ms) * ((1 - w) + w * cov)
+    else:
+        reward = (1 - w) * b_pass * kill_b + w * cov
     details["reward"] = round(max(0.0, min(1.0, reward)), 6)
     if details["reward"] <= 0:
-        details["reason"] = ("no case that passes on A and its rewrites fails on B" if b_fail == 0
+        details["reason"] = ("no case that passes on A and its rewrites fails on B" if kill_b == 0
                              else "none of the coverage targets is covered")
     return details

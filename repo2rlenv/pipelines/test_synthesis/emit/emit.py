@@ -19,6 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv import atomic
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.dataset import difficulty
+from repo2rlenv.dataset.difficulty import DifficultyFeatures
+from repo2rlenv.pipelines.test_synthesis.emit import leaks
 from repo2rlenv.dataset.task_toml import (
     AgentSection,
     EnvironmentSection,
@@ -75,12 +78,14 @@ def _template(name: str) -> Template:
     return Template(resources.files("repo2rlenv.harbor_templates").joinpath(name).read_text())
 
 
-def _difficulty(cand: Candidate) -> str:
-    frac = cand.baseline.fraction if cand.baseline else 1.0
-    # Lines nobody runs are easy to reach; a change hidden in well-covered code needs sharper tests.
-    if frac < 0.5:
-        return "easy"
-    return "medium" if frac < 0.9 else "hard"
+def _difficulty(spec: TaskSpec) -> DifficultyFeatures:
+    cand = spec.candidate
+    parts = cand.function.qualname.split(".")
+    # A constructor is called by its class's name.
+    name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+    return difficulty.features(changed_line_run_by_suite=bool(cand.line_tests),
+                               covering_tests=len(cand.covering_tests), oracle_source=spec.oracle_source,
+                               function_name=name, siblings=len(spec.sibling_diffs))
 
 
 def render_task_dockerfile(base_image: str, plan: InstallPlan) -> str:
@@ -101,7 +106,8 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         min_new_tests=options.min_new_tests, max_test_loc=options.max_test_loc,
         oracle_kind=spec.oracle_kind, oracle_attempts=spec.oracle_attempts, test_path=spec.test_path,
         existing_test_files=spec.existing_test_files,
-        twin_kinds=spec.twin_kinds, siblings=len(spec.sibling_diffs),
+        twin_kinds=spec.twin_kinds, siblings=len(spec.sibling_diffs), mutation_weight=options.mutation_weight,
+        difficulty=_difficulty(spec),
     )
     content = hashlib.sha256(json.dumps(
         [spec.task_id, cand.diff, spec.oracle_source, spec.verifier_config, spec.sibling_diffs],
@@ -112,7 +118,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         task=TaskInfo(name=f"repo2rlenv/{spec.task_id}",
                       description=f"Write pytest tests that pin down {func.qualname} in {func.path} of {spec.repo}.",
                       keywords=keywords),
-        metadata=Metadata(difficulty=_difficulty(cand), keywords=keywords, repo2env=Repo2EnvMeta(
+        metadata=Metadata(difficulty=difficulty.label(meta.difficulty), keywords=keywords, repo2env=Repo2EnvMeta(
             pipeline_version=spec.pipeline_version, repo=spec.repo, ref=spec.ref, content_hash=content,
             synthesis_llm=spec.synthesis_llm, test_synthesis=meta)),
         agent=AgentSection(timeout_sec=options.agent_timeout_sec,
@@ -133,6 +139,15 @@ def render_instruction(spec: TaskSpec, options: TestSynthesisOptions) -> str:
         min_new_tests=options.min_new_tests, max_test_loc=options.max_test_loc)
 
 
+def _audit(spec: TaskSpec, seen: str) -> None:
+    """Raise `InstructionLeak` when what the agent reads tells it where or what B is."""
+    cand = spec.candidate
+    lines = [*([cand.line] if cand.line else []), *spec.verifier_config.get("coverage_targets", [])]
+    found = leaks.audit(seen, diff=cand.diff, lines=lines, operator=cand.operator)
+    if found:
+        raise leaks.InstructionLeak(f"what the agent reads tells about B: {', '.join(found)}")
+
+
 def render_solve(spec: TaskSpec) -> str:
     source = spec.oracle_source if spec.oracle_source.endswith("\n") else spec.oracle_source + "\n"
     if "R2E_ORACLE_EOF" in source:
@@ -146,7 +161,8 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
     try:
         paths = TaskPaths(staging)
         paths.task_toml.write_text(build_task_toml(spec, options).to_toml())
-        paths.instruction.write_text(render_instruction(spec, options))
+        instruction = render_instruction(spec, options)
+        paths.instruction.write_text(instruction)
         paths.environment.mkdir()
         shutil.copytree(a_dir, paths.repo, symlinks=True,
                         ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", ".coverage*"))
@@ -156,6 +172,7 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text)
         paths.dockerfile.write_text(render_task_dockerfile(spec.base_image, spec.install))
+        _audit(spec, instruction + paths.dockerfile.read_text())
         install_verifier(paths.tests)
         paths.broken_patch.write_text(spec.candidate.diff)
         if spec.sibling_diffs:
