@@ -262,9 +262,11 @@ def solve(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Eval directory (default: DATASET/eval).")
 @click.option("--task", "only", multiple=True, help="Only this task id (repeatable).")
 @click.option("--restart", is_flag=True, help="Discard an earlier eval in --out instead of resuming it.")
+@click.option("--tries", type=int, default=1, show_default=True,
+              help="Solve every task this many times: each task's solve rate gives its measured difficulty.")
 @_model_options
-def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart: bool, config_file: Path | None,
-                 verbose: bool, as_json: bool, **flags: Any) -> None:
+def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart: bool, tries: int,
+                 config_file: Path | None, verbose: bool, as_json: bool, **flags: Any) -> None:
     """Run the solver on every task of DATASET and grade each with its verifier (resumable)."""
 
     def body() -> int:
@@ -275,6 +277,8 @@ def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart
 
         from repo2rlenv.dataset.taskdir import DatasetPaths
 
+        if tries < 1:
+            raise SolverInputError("--tries must be at least 1")
         config = _config(config_file, flags)
         if not DatasetPaths(dataset).task_ids():
             raise SolverInputError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
@@ -284,8 +288,8 @@ def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart
         docker = docker_client()
         results = run_eval(dataset, eval_dir, config, docker=docker, restart=restart, only=list(only) or None,
                            hooks_for=lambda task_id: progress_hooks(reporter, prefix=f"[{task_id}] ", verbose=verbose),
-                           progress=reporter.info, model_checks=checks)
-        rows = [[r.task_id, reward_text(r), num(r.grade.cov if r.grade and not r.unfinished else None), r.outcome,
+                           progress=reporter.info, model_checks=checks, tries=tries)
+        rows = [[r.run_id, reward_text(r), num(r.grade.cov if r.grade and not r.unfinished else None), r.outcome,
                  r.rounds, r.prompt_tokens + r.completion_tokens, usd(r.cost_usd, r.unpriced_calls)]
                 for r in results.tasks]
         reporter.table("eval", ["task", "reward", "cov", "stop", "rounds", "tokens", "cost"], rows)
@@ -293,7 +297,12 @@ def eval_command(dataset: Path, out: Path | None, only: tuple[str, ...], restart
         reporter.info(f"solve rate {rate(t.solve_rate)} ({finished_text(t)}), "
                       f"mean reward {num(t.mean_reward)}, "
                       f"mean coverage gain {coverage_gain(t.mean_coverage_gain, t.coverage_tasks)}, "
-                      f"cost {usd(t.cost_usd, t.unpriced_calls)}")
+                      + (f"mean mutation score {num(t.mean_mutation_score)}, " if t.mean_mutation_score is not None else "")
+                      + f"cost {usd(t.cost_usd, t.unpriced_calls)}")
+        if tries > 1:
+            reporter.table("difficulty", ["task", "solved", "measured", "predicted"],
+                           [[d.task_id, f"{d.solved}/{d.tries}", d.measured_label or "–", d.predicted_label or "–"]
+                            for d in results.difficulty])
         if t.unfinished or results.not_run:
             reporter.warn(f"{t.unfinished} task(s) unfinished and {len(results.not_run)} not run: rerun the same "
                           "command to resume them")

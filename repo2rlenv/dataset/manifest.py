@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv import atomic
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
-# History: 1 = first version. 2 = mutation_weight and siblings (version-1 rows read with 0.5 and 0).
+# History: 1 = first version. 2 = mutation_weight, siblings, oracle_inputs (version-1 rows read with 0.5, 0, None).
 MANIFEST_SCHEMA_VERSION = 2
 
 
@@ -46,6 +46,7 @@ class ManifestRow(BaseModel):
     operator: str | None
     commit: str | None
     oracle_kind: str
+    oracle_inputs: str | None = Field(None, description="recorded, perturbed, generated, guessed or model.")
     reward_mode: str
     coverage_weight: float
     mutation_weight: float = 0.5
@@ -80,6 +81,7 @@ def row_for(dataset: DatasetPaths, task_id: str) -> ManifestRow:
         task_id=task_id, path=task.root.relative_to(dataset.root).as_posix(), repo=r2e["repo"], ref=r2e.get("ref"),
         strategy=ts["strategy"], touched_function=ts["touched_function"], mutation_kind=ts.get("mutation_kind"),
         operator=ts.get("operator"), commit=ts.get("commit"), oracle_kind=ts["oracle_kind"],
+        oracle_inputs=ts.get("oracle_inputs"),
         reward_mode=ts["reward_mode"], coverage_weight=ts["coverage_weight"],
         mutation_weight=ts.get("mutation_weight", 0.5), siblings=ts.get("siblings", 0),
         baseline_coverage=ts["baseline_coverage"], baseline_full_coverage=ts["baseline_full_coverage"],

@@ -45,6 +45,9 @@ class TestSynthesisMeta(_Model):
     max_test_loc: int
     oracle_kind: str
     oracle_attempts: int = 1
+    oracle_inputs: Literal["recorded", "perturbed", "generated", "guessed", "model"] | None = Field(
+        None, description="Where the reference tests' inputs came from; all but guessed and model keep the "
+                          "parameters' types (spec 3).")
     test_path: str
     existing_test_files: list[str] = Field(
         default_factory=list, description="The repo's test files that cover the function (validation submits one).")

@@ -6,7 +6,8 @@ The eval directory:
 <out>/
   settings.json            what the eval was started with; a resumed run must match it
   journal.jsonl            one TaskRecord per finished task, appended as each finishes
-  ledgers/<task>.jsonl     every model call of a task (a killed attempt's is kept as <task>.aborted-N.jsonl)
+  ledgers/<task>.jsonl     every model call of a task (a killed attempt's is kept as <task>.aborted-N.jsonl;
+                           with --tries, the k-th try of a task is <task>@k everywhere below and in the journal)
   trajectories/<task>.jsonl
   tests/<task>/<file>      the test file each task was graded on
   results.json  results.md  report.html
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,8 @@ from repo2rlenv.eval.results import (
     RewardBreakdown,
     TaskRecord,
     TaskStatus,
+    difficulty,
+    run_id,
     totals,
 )
 from repo2rlenv.journal import Journal
@@ -113,9 +117,9 @@ class EvalPaths:
 RESUMABLE_CHANGES = frozenset({"base_url", "api_key_env", "max_spend_usd", "llm_timeout_sec", "llm_max_retries"})
 
 
-def _settings(dataset: Path, config: SolverConfig, task_ids: list[str]) -> EvalSettings:
+def _settings(dataset: Path, config: SolverConfig, task_ids: list[str], tries: int) -> EvalSettings:
     return EvalSettings(dataset=str(dataset.resolve()), solver=config.model_dump(mode="json", exclude={"prices"}),
-                        tasks=task_ids)
+                        tasks=task_ids, tries=tries)
 
 
 def _open_eval(paths: EvalPaths, settings: EvalSettings, restart: bool, verdicts: bool) -> None:
@@ -154,18 +158,18 @@ def _set_aside(path: Path) -> None:
     path.rename(aside)
 
 
-def _record(solved: TaskSolve, paths: EvalPaths) -> TaskRecord:
+def _record(solved: TaskSolve, paths: EvalPaths, attempt: int = 1) -> TaskRecord:
     solve = solved.solve
     test_path = solve.target.test_path
     text = solve.files.get(test_path)
-    artifacts = {"trajectory": paths.rel(paths.trajectory(solved.task_id)),
-                 "ledger": paths.rel(paths.ledger(solved.task_id))}
+    name = run_id(solved.task_id, attempt)
+    artifacts = {"trajectory": paths.rel(paths.trajectory(name)), "ledger": paths.rel(paths.ledger(name))}
     if text is not None:
-        saved = paths.tests / solved.task_id / Path(test_path).name
+        saved = paths.tests / name / Path(test_path).name
         write_text(saved, text)
         artifacts["tests"] = paths.rel(saved)
     return TaskRecord(
-        task_id=solved.task_id,
+        task_id=solved.task_id, attempt=attempt,
         status=TaskStatus.UNFINISHED if solve.stop_reason.value in UNFINISHED_STOPS else TaskStatus.GRADED,
         grade=RewardBreakdown.from_details(solved.grade.reward, solved.grade.details),
         stop_reason=solve.stop_reason.value, stop_detail=solve.detail, rounds=solve.rounds, calls=solve.calls,
@@ -178,10 +182,10 @@ def _record(solved: TaskSolve, paths: EvalPaths) -> TaskRecord:
 def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
              hooks_for: Callable[[str], SolverHooks] | None = None, progress: Callable[[str], None] | None = None,
              restart: bool = False, only: list[str] | None = None,
-             model_checks: list[LedgerEntry] | None = None) -> EvalResults:
-    """Solve and grade every task of `dataset` not finished in `out`'s journal; write the three result
-    files. `model_checks` (the preflight's calls) go into the eval's ledgers. `ModelUnavailable` is raised
-    after the results are written."""
+             model_checks: list[LedgerEntry] | None = None, tries: int = 1) -> EvalResults:
+    """Solve and grade every task of `dataset` `tries` times, but for the tries finished in `out`'s journal;
+    write the three result files. `model_checks` (the preflight's calls) go into the eval's ledgers.
+    `ModelUnavailable` is raised after the results are written."""
     say = progress or (lambda _m: None)
     data = DatasetPaths(dataset)
     task_ids = data.task_ids()
@@ -193,9 +197,9 @@ def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
     if not task_ids:
         raise SolverInputError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
     paths = EvalPaths(out)
-    journal: Journal[TaskRecord] = Journal(paths.journal, TaskRecord, "task_id")
+    journal: Journal[TaskRecord] = Journal(paths.journal, TaskRecord, "run_id")
     earlier = {} if restart else journal.load()
-    _open_eval(paths, _settings(dataset, config, task_ids), restart,
+    _open_eval(paths, _settings(dataset, config, task_ids, tries), restart,
                verdicts=any(not r.unfinished for r in earlier.values()))
     done = journal.load()
     if model_checks:
@@ -205,55 +209,71 @@ def run_eval(dataset: Path, out: Path, config: SolverConfig, *, docker: Any,
     breaker = CircuitBreaker()  # shared by every task: a dead endpoint stops the eval, not each task
     not_run: list[str] = []
     stopped: ModelUnavailable | None = None
-    for index, task_id in enumerate(task_ids):
-        if task_id in done and not done[task_id].unfinished:
-            say(f"{task_id}: done before ({done[task_id].outcome}, reward {done[task_id].reward:g}), skipped")
+    runs = [(task_id, attempt) for attempt in range(1, tries + 1) for task_id in task_ids]
+    names = [run_id(task_id, attempt) for task_id, attempt in runs]
+    for index, (task_id, attempt) in enumerate(runs):
+        name = names[index]
+        if name in done and not done[name].unfinished:
+            say(f"{name}: done before ({done[name].outcome}, reward {done[name].reward:g}), skipped")
             continue
-        if task_id in done:
-            say(f"{task_id}: unfinished before ({done[task_id].stop_detail or done[task_id].outcome}), running again")
+        if name in done:
+            say(f"{name}: unfinished before ({done[name].stop_detail or done[name].outcome}), running again")
         spent = _spent(paths)
         if config.max_spend_usd is not None and spent >= config.max_spend_usd:
-            not_run = [t for t in task_ids[index:] if t not in done or done[t].unfinished]
+            not_run = [n for n in names[index:] if n not in done or done[n].unfinished]
             say(f"spend ceiling ${config.max_spend_usd:g} reached (${spent:.4f}); {len(not_run)} task(s) not run")
             break
-        say(f"{task_id}: solving ({index + 1}/{len(task_ids)})")
-        _set_aside(paths.ledger(task_id))
-        _set_aside(paths.trajectory(task_id))
-        ledger = Ledger(paths.ledger(task_id))
+        say(f"{name}: solving ({index + 1}/{len(runs)})")
+        _set_aside(paths.ledger(name))
+        _set_aside(paths.trajectory(name))
+        ledger = Ledger(paths.ledger(name))
         try:
             clients = build_clients(config, ledger, spent_before_usd=spent, breaker=breaker)
             solved = solve_task(data.task(task_id), config, clients,
-                                ledger, docker=docker, hooks=hooks_for(task_id) if hooks_for else None,
-                                trajectory=Trajectory(paths.trajectory(task_id)), spent_before_usd=spent)
-            record = _record(solved, paths)
+                                ledger, docker=docker, hooks=hooks_for(name) if hooks_for else None,
+                                trajectory=Trajectory(paths.trajectory(name)), spent_before_usd=spent)
+            record = _record(solved, paths, attempt)
         except (SandboxError, SolverInputError) as exc:
             # This task cannot run (its image does not build, its instruction names no target): record
             # it and go on. Model configuration errors are not caught: no later task could do better.
-            record = TaskRecord(task_id=task_id, status=TaskStatus.ERROR, error=str(exc))
+            record = TaskRecord(task_id=task_id, attempt=attempt, status=TaskStatus.ERROR, error=str(exc))
         except ModelUnavailable as exc:
-            record = TaskRecord(task_id=task_id, status=TaskStatus.UNFINISHED, stop_reason=StopReason.MODEL_ERROR.value,
-                                stop_detail=str(exc), error=str(exc))
+            record = TaskRecord(task_id=task_id, attempt=attempt, status=TaskStatus.UNFINISHED,
+                                stop_reason=StopReason.MODEL_ERROR.value, stop_detail=str(exc), error=str(exc))
             stopped = exc
         journal.append(record)
-        done[task_id] = record
-        say(f"{task_id}: {_line(record)}")
+        done[name] = record
+        say(f"{name}: {_line(record)}")
         if stopped is not None:
-            not_run = [t for t in task_ids[index + 1:] if t not in done or done[t].unfinished]
+            not_run = [n for n in names[index + 1:] if n not in done or done[n].unfinished]
             say(f"stopped: {stopped}; {len(not_run)} task(s) not run (rerun to resume)")
             break
         if record.stop_reason == StopReason.SPEND_LIMIT.value:
-            not_run = [t for t in task_ids[index + 1:] if t not in done or done[t].unfinished]
+            not_run = [n for n in names[index + 1:] if n not in done or done[n].unfinished]
             if not_run:
                 say(f"spend ceiling reached; {len(not_run)} task(s) not run")
             break
-    records = [done[t] for t in task_ids if t in done]
+    records = [done[n] for n in names if n in done]
     settings = EvalSettings.model_validate_json(paths.settings.read_text(encoding="utf-8"))
     results = EvalResults(settings=settings, totals=totals(records), tasks=records, not_run=not_run,
-                          stopped=str(stopped) if stopped is not None else None)
+                          stopped=str(stopped) if stopped is not None else None,
+                          difficulty=difficulty(records, _predicted_labels(data, task_ids)))
     write_results(results, paths)
     if stopped is not None:
         raise stopped
     return results
+
+
+def _predicted_labels(data: DatasetPaths, task_ids: list[str]) -> dict[str, str]:
+    """Each task's task.toml difficulty (predicted from features), to set beside the measured one."""
+    out = {}
+    for task_id in task_ids:
+        path = data.task(task_id).task_toml
+        if path.is_file():
+            label = tomllib.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("difficulty")
+            if isinstance(label, str):
+                out[task_id] = label
+    return out
 
 
 def _line(record: TaskRecord) -> str:

@@ -41,13 +41,13 @@ def _cell(text: object, cls: str = "") -> str:
 def _task_row(r: TaskRecord) -> str:
     g = r.grade
     reward = reward_text(r)
-    cells = [_cell(r.task_id), _cell(reward, "num reward"), _cell(num(g.b_pass if g else None), "num"),
+    cells = [_cell(r.run_id), _cell(reward, "num reward"), _cell(num(g.b_pass if g else None), "num"),
              _cell(num(g.b_fail if g else None), "num"), _cell(num(g.cov if g else None), "num"),
              _cell(r.outcome), _cell(r.rounds, "num"),
              _cell(r.prompt_tokens + r.completion_tokens, "num"), _cell(usd(r.cost_usd, r.unpriced_calls), "num"),
              _cell(r.last_tests or r.error or "-")]
     state = "unfinished" if r.unfinished else "solved" if r.solved else "unsolved"
-    return f'<tr class="{state}" data-task="{html.escape(r.task_id)}">{"".join(cells)}</tr>'
+    return f'<tr class="{state}" data-task="{html.escape(r.run_id)}">{"".join(cells)}</tr>'
 
 
 def _task_detail(r: TaskRecord) -> str:
@@ -56,7 +56,7 @@ def _task_detail(r: TaskRecord) -> str:
     stop = f"<p>Stopped: {html.escape(r.outcome)}. {html.escape(r.stop_detail or r.error or '')}</p>"
     body = (f"<pre>{html.escape(r.final_tests)}</pre>" if r.final_tests is not None
             else "<p class=\"muted\">No test file was written.</p>")
-    title = f"{r.task_id} — {r.test_path or ''}"
+    title = f"{r.run_id} — {r.test_path or ''}"
     return f"<details><summary>{html.escape(title)}</summary>{stop}{why}{body}</details>"
 
 
@@ -65,7 +65,7 @@ def _downloads(results: EvalResults, root: Path) -> str:
     for r in results.tasks:
         for name in ("tests", "trajectory", "ledger"):
             if name in r.artifacts:
-                links.append(_link(root, r.artifacts[name], f"{r.task_id}: {name} ({Path(r.artifacts[name]).name})"))
+                links.append(_link(root, r.artifacts[name], f"{r.run_id}: {name} ({Path(r.artifacts[name]).name})"))
     return "\n".join(link for link in links if link)
 
 

@@ -17,7 +17,7 @@ def _row(cells: list[object]) -> str:
 def _task_row(r: TaskRecord) -> list[object]:
     g = r.grade
     reward = reward_text(r, error=f"error: {r.error or (g.reason if g else '')}")
-    return [r.task_id, reward, num(g.b_pass if g else None), num(g.b_fail if g else None), num(g.cov if g else None),
+    return [r.run_id, reward, num(g.b_pass if g else None), num(g.b_fail if g else None), num(g.cov if g else None),
             r.outcome if not r.unfinished else f"{r.outcome}: {r.stop_detail or r.error or ''}", r.rounds, r.prompt_tokens + r.completion_tokens,
             usd(r.cost_usd, r.unpriced_calls), r.last_tests or "-"]
 
@@ -43,6 +43,12 @@ def render_markdown(results: EvalResults) -> str:
     ]
     if results.not_run:
         lines += ["", f"Not run ({not_run_reason(results)}): {', '.join(results.not_run)}"]
+    if results.settings.tries > 1:
+        lines += ["", f"Difficulty over {results.settings.tries} tries per task (measured: easy ≥ 2/3 solved, "
+                      "medium some, hard none; predicted: task.toml, from features):", "",
+                  _row(["task", "solved", "measured", "predicted"]), _row(["---"] * 4),
+                  *(_row([d.task_id, f"{d.solved}/{d.tries}", d.measured_label or "-", d.predicted_label or "-"])
+                    for d in results.difficulty)]
     stops = ", ".join(f"{k} {v}" for k, v in t.stop_reasons.items())
     lines += ["", f"Stop reasons: {stops or 'none'}."]
     return "\n".join(lines) + "\n"

@@ -11,9 +11,13 @@ Totals, as the report states them:
 - solve rate: tasks with reward exactly 1.0, over the finished tasks (verdicts and errors); the
   unfinished are counted beside it;
 - mean reward: over the finished tasks, an errored task counting 0;
-- mean coverage gain: the verifier's `cov` (the fraction of the lines the existing suite leaves uncovered
-  that the submission covers), averaged over the tasks that have such lines — a task whose function the
-  suite already covers fully has nothing to gain and would only pull the mean to 1.
+- mean coverage: the verifier's `cov` (the share of the reference tests' lines of the function the
+  submission runs, or on older tasks of the lines the suite leaves uncovered), averaged over the tasks
+  that measure it — a task with nothing to measure scores 1 for everyone and would only pull the mean up.
+
+With `tries` > 1 every task is solved that many times (each try its own record, `attempt` 1…N) and
+`difficulty` gives each task's solve rate over its finished tries and the label it implies
+(`measured_label`), beside the label its task.toml predicted from features (docs/reward.md, "Difficulty").
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 # results.json and journal line format. 1: first version. 2: unfinished tasks apart (status, totals).
-RESULTS_SCHEMA_VERSION = 2
+# 3: tries (attempt per record, difficulty per task), mutation_score and coverage_kind in each grade.
+RESULTS_SCHEMA_VERSION = 3
 # Solver stops that are about the model, not the solver's work: such a task is unfinished.
 UNFINISHED_STOPS = frozenset({"model_error", "spend_limit"})
 
@@ -48,6 +53,8 @@ class RewardBreakdown(BaseModel):
     cov: float | None = None
     n_cases: int | None = None
     coverage_targets: int | None = Field(None, description="Lines the cov term measures (0: nothing to gain).")
+    coverage_kind: str | None = Field(None, description="oracle, targets or none (reward-details' coverage.kind).")
+    mutation_score: float | None = Field(None, description="Siblings killed / siblings.")
     reason: str | None = None
 
     @classmethod
@@ -56,7 +63,12 @@ class RewardBreakdown(BaseModel):
         targets = coverage.get("targets")
         return cls(reward=reward, b_pass=details.get("b_pass"), b_fail=details.get("b_fail"), cov=details.get("cov"),
                    n_cases=details.get("n_cases"), coverage_targets=len(targets) if isinstance(targets, list) else None,
+                   coverage_kind=coverage.get("kind"), mutation_score=details.get("mutation_score"),
                    reason=details.get("reason"))
+
+    @property
+    def measures_coverage(self) -> bool:
+        return self.coverage_kind == "oracle" or bool(self.coverage_targets)
 
 
 class TaskRecord(BaseModel):
@@ -66,6 +78,7 @@ class TaskRecord(BaseModel):
 
     schema_version: int = RESULTS_SCHEMA_VERSION
     task_id: str
+    attempt: int = Field(1, ge=1, description="Which try of the task this is (eval --tries).")
     status: TaskStatus
     error: str | None = None
     grade: RewardBreakdown | None = None
@@ -82,6 +95,11 @@ class TaskRecord(BaseModel):
     final_tests: str | None = Field(None, description="The test file the solver left, as graded.")
     last_tests: str | None = Field(None, description="Summary of the solver's last run of its tests.")
     artifacts: dict[str, str] = Field(default_factory=dict, description="Name → path relative to the eval dir.")
+
+    @property
+    def run_id(self) -> str:
+        """The journal's key and the artifacts' name: the task id, with `@k` for its k-th try after the first."""
+        return run_id(self.task_id, self.attempt)
 
     @property
     def reward(self) -> float:
@@ -104,6 +122,43 @@ class TaskRecord(BaseModel):
         return self.stop_reason or self.status.value
 
 
+def run_id(task_id: str, attempt: int) -> str:
+    return task_id if attempt == 1 else f"{task_id}@{attempt}"
+
+
+# Measured difficulty from the solve rate over a task's finished tries: (least rate, label), first match.
+MEASURED_LABELS: tuple[tuple[float, str], ...] = ((2 / 3, "easy"), (1e-9, "medium"), (0.0, "hard"))
+
+
+class TaskDifficulty(BaseModel):
+    """One task's solve rate over its tries, and what it says about the task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    tries: int = Field(description="Finished tries (verdicts and errors).")
+    solved: int
+    solve_rate: float | None
+    measured_label: str | None = Field(description="easy (≥ 2/3 solved), medium (some), hard (none); None "
+                                                    "when no try finished.")
+    predicted_label: str | None = Field(None, description="task.toml's metadata.difficulty, from features.")
+
+
+def difficulty(records: list["TaskRecord"], predicted: dict[str, str]) -> list[TaskDifficulty]:
+    by_task: dict[str, list[TaskRecord]] = {}
+    for record in records:
+        by_task.setdefault(record.task_id, []).append(record)
+    out = []
+    for task_id, runs in by_task.items():
+        finished = [r for r in runs if not r.unfinished]
+        solved = sum(r.solved for r in finished)
+        rate = solved / len(finished) if finished else None
+        label = None if rate is None else next(name for least, name in MEASURED_LABELS if rate >= least)
+        out.append(TaskDifficulty(task_id=task_id, tries=len(finished), solved=solved, solve_rate=rate,
+                                  measured_label=label, predicted_label=predicted.get(task_id)))
+    return out
+
+
 class EvalTotals(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -114,8 +169,10 @@ class EvalTotals(BaseModel):
     solved: int
     solve_rate: float | None = Field(description="Tasks with reward 1.0 / finished tasks (verdicts and errors).")
     mean_reward: float | None = Field(description="Over finished tasks, an error counting 0.")
-    mean_coverage_gain: float | None = Field(description="Mean cov over tasks with coverage targets.")
+    mean_coverage_gain: float | None = Field(description="Mean cov over the tasks that measure coverage.")
     coverage_tasks: int = Field(description="Tasks the coverage mean is over.")
+    mean_mutation_score: float | None = Field(None, description="Mean siblings-killed share over the graded "
+                                                                "tasks that have siblings.")
     rounds: int
     calls: int
     prompt_tokens: int
@@ -134,6 +191,7 @@ class EvalSettings(BaseModel):
     dataset: str
     solver: dict[str, Any] = Field(description="The SolverConfig, prices and secrets excluded.")
     tasks: list[str]
+    tries: int = Field(1, ge=1, description="Solves per task; a resumed eval may raise it.")
 
 
 class EvalResults(BaseModel):
@@ -148,18 +206,21 @@ class EvalResults(BaseModel):
     not_run: list[str] = Field(default_factory=list, description="Tasks not reached: the spend ceiling, or the "
                                "model gone (see `stopped`).")
     stopped: str | None = Field(None, description="Why the eval stopped before its last task, if it did.")
+    difficulty: list[TaskDifficulty] = Field(default_factory=list, description="Per task, over its tries.")
 
 
 def totals(records: list[TaskRecord]) -> EvalTotals:
     finished = [r for r in records if not r.unfinished]
     n = len(finished)
     graded = [r for r in finished if r.status is TaskStatus.GRADED]
-    with_targets = [r.grade.cov for r in graded if r.grade and r.grade.coverage_targets and r.grade.cov is not None]
+    with_targets = [r.grade.cov for r in graded if r.grade and r.grade.measures_coverage and r.grade.cov is not None]
+    scores = [r.grade.mutation_score for r in graded if r.grade and r.grade.mutation_score is not None]
     solved = sum(r.solved for r in finished)
     return EvalTotals(
         tasks=len(records), graded=len(graded), errors=n - len(graded), unfinished=len(records) - n, solved=solved,
         solve_rate=solved / n if n else None, mean_reward=fmean(r.reward for r in finished) if n else None,
         mean_coverage_gain=fmean(with_targets) if with_targets else None, coverage_tasks=len(with_targets),
+        mean_mutation_score=fmean(scores) if scores else None,
         rounds=sum(r.rounds for r in records), calls=sum(r.calls for r in records),
         prompt_tokens=sum(r.prompt_tokens for r in records), completion_tokens=sum(r.completion_tokens for r in records),
         cost_usd=sum(r.cost_usd for r in records), unpriced_calls=sum(r.unpriced_calls for r in records),

@@ -171,7 +171,8 @@ class RewardDetails(BaseModel):
     b_pass: float | None
     b_fail: float | None = Field(description="None when no case passes on A and A′ or no B run was needed")
     cov: float | None
-    mutation_score: float | None = Field(None, description="siblings killed / siblings (1 with none)")
+    mutation_score: float | None = Field(None, description="siblings killed / siblings; None when the task has "
+                                                            "none (the reward then uses 1)")
     n_cases: int
     n_tests: int = Field(description="test functions (parametrized cases counted once)")
     kills: dict[str, list[str]] = Field(description="B-side variant → the good cases that fail on all its runs")

@@ -199,3 +199,32 @@ def test_the_progress_line_of_an_unfinished_task_says_why_and_unpriced_calls_are
     harness.run_eval(dataset, tmp_path / "eval", _config(), docker=None, only=["t1"], progress=lines.append)
     assert "t1: unfinished (model_error): openai/stand-in: cannot be reached (connection refused)" in lines[-1]
     assert (usd(0.0, 3), usd(0.0), usd(0.5, 1)) == ("unpriced (3 calls)", "$0.0000", "$0.5000 (+1 unpriced)")
+
+
+def test_tries_solve_each_task_again_and_measure_its_difficulty(dataset, ran, tmp_path):
+    out = tmp_path / "eval"
+    (dataset / "tasks" / "t1" / "task.toml").write_text('[metadata]\ndifficulty = "hard"\n')
+    results = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2"], tries=3)
+    assert ran == ["t1", "t2"] * 3  # each round over every task, so a stopped eval has spread its tries
+    assert [r.run_id for r in results.tasks] == ["t1", "t2", "t1@2", "t2@2", "t1@3", "t2@3"]
+    assert {d.task_id: (d.tries, d.solved, d.measured_label, d.predicted_label) for d in results.difficulty} == {
+        "t1": (3, 3, "easy", "hard"), "t2": (3, 0, "hard", None)}
+    assert (out / "tests" / "t2@3" / "test_t2.py").is_file() and (out / "ledgers" / "t1@2.jsonl").is_file()
+    md = (out / "results.md").read_text()
+    assert "Difficulty over 3 tries per task" in md and "| t1 | 3/3 | easy | hard |" in md
+    # Raising --tries on a finished eval runs only the new tries.
+    again = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2"], tries=4)
+    assert ran[6:] == ["t1", "t2"] and len(again.tasks) == 8 and again.settings.tries == 4
+
+
+def test_measured_labels_follow_the_solve_rate():
+    from repo2rlenv.eval.results import RewardBreakdown, TaskRecord, difficulty
+
+    def rec(task: str, attempt: int, reward: float | None, status: TaskStatus = TaskStatus.GRADED) -> TaskRecord:
+        return TaskRecord(task_id=task, attempt=attempt, status=status, grade=RewardBreakdown(reward=reward),
+                          stop_reason="model_error" if status is TaskStatus.UNFINISHED else "solved")
+
+    got = difficulty([rec("a", 1, 1.0), rec("a", 2, 1.0), rec("a", 3, 0.4), rec("b", 1, 0.4), rec("b", 2, 1.0),
+                      rec("c", 1, 0.0), rec("d", 1, None, TaskStatus.UNFINISHED)], {})
+    assert [(d.task_id, d.tries, d.measured_label) for d in got] == [
+        ("a", 3, "easy"), ("b", 2, "medium"), ("c", 1, "hard"), ("d", 0, None)]

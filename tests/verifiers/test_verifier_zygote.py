@@ -197,7 +197,7 @@ def test_the_runs_of_a_batch_get_the_same_job_but_for_their_own_dirs_and_uid(mak
     real = vlaunch.request_line
     monkeypatch.setattr(vlaunch, "request_line", lambda jobs: sent.append(jobs) or real(jobs))
     details = make_task(kit.GOOD_TEST, siblings=1).score()
-    assert details["b_fail"] == 0.5  # B caught, the sibling (0% off now raises) not
+    assert (details["b_fail"], details["mutation_score"]) == (1.0, 0.0)  # B caught, the sibling (0% off raises) not
     assert [len(batch) for batch in sent] == [1, 9]  # A alone, then A′1-4, B′1-4 and the sibling together
 
     def blank(job: dict) -> str:

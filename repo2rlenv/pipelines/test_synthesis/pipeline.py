@@ -7,6 +7,7 @@ bounds emitted tasks, not candidates tried. Every candidate's fate lands in `can
 from __future__ import annotations
 
 import json
+import tomllib
 from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.ref_setup import open_ref, ref_baseline
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
 from repo2rlenv.pipelines.test_synthesis import spread
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import TYPE_CONSISTENT
 from repo2rlenv.pipelines.test_synthesis.task_validation import task_validator
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
@@ -41,6 +43,17 @@ PIPELINE_VERSION = "0.1.0"
 # Candidates gated per worker batch: about four per task still wanted (most mutants are killed), within
 # bounds that keep the worker's warm-up amortised and the work past the limit small.
 _MIN_BATCH, _MAX_BATCH, _BATCH_PER_TASK = 8, 64, 4
+
+
+def _oracle_inputs(dataset: DatasetPaths, task_ids: list[str]) -> dict[str, int]:
+    """How many of the tasks' oracles take their inputs from each source (task.toml's oracle_inputs)."""
+    counts: Counter[str] = Counter()
+    for task_id in task_ids:
+        path = dataset.task(task_id).task_toml
+        if path.is_file():
+            meta = tomllib.loads(path.read_text())["metadata"]["repo2env"]["test_synthesis"]
+            counts[meta.get("oracle_inputs") or "unknown"] += 1
+    return dict(counts)
 
 
 def _function_key(cand: Candidate) -> str:
@@ -154,6 +167,7 @@ class TestSynthesisPipeline:
                 processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share(),
                                            earlier=processed)
             result.details["spread"] = spread.summary(c for c in processed if c.status == "emitted")
+            result.details["oracle_inputs"] = _oracle_inputs(DatasetPaths(ctx.out_dir), result.emitted)
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
             short = advise(result.skip_reasons, emitted=len(result.emitted), wanted=options.limit,
@@ -346,6 +360,11 @@ class TestSynthesisPipeline:
         places = result.details.get("spread")
         if result.emitted and places:
             ctx.reporter.info("tasks spread over " + ", ".join(f"{n} {name}" for name, n in places.items()))
+        inputs = result.details.get("oracle_inputs")
+        if result.emitted and inputs:
+            typed = sum(n for source, n in inputs.items() if source in TYPE_CONSISTENT)
+            ctx.reporter.info(f"oracles whose inputs keep the parameters' types: {typed} of {len(result.emitted)} ("
+                              + ", ".join(f"{source} {n}" for source, n in sorted(inputs.items())) + ")")
         short = result.details.get("advice")
         if short:
             # The one line a user needs when the table shows nothing emitted (issue 14): why, and what to try.

@@ -29,6 +29,15 @@ from repo2rlenv.verifiers.config_model import VariantDiffs, VerifierConfig
 _MAX_DESELECT = 2000
 
 
+def _survived(cand: Candidate) -> bool:
+    """Whether `cand` went through the gates and the covering tests missed it."""
+    return bool(cand.gates) and cand.killed is False and all(g.passed for g in cand.gates)
+
+
+# How far `_siblings` looks: this many candidates per sibling wanted, gated this many at a time.
+SIBLING_SEARCH_FACTOR, SIBLING_CHUNK = 8, 8
+
+
 @dataclass
 class SynthesisContext:
     """What every candidate's synthesis shares within one run."""
@@ -128,21 +137,35 @@ class Synthesizer:
 
     def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> list[Candidate]:
         """Up to `siblings` more changes of the same function that the suite misses and the oracle catches,
-        so a submission graded against all of them cannot overfit one change."""
+        so a submission graded against all of them cannot overfit one change (the graded reward's `ms`)."""
         ctx, want = self.ctx, self.ctx.options.siblings
         if want <= 0 or ctx.gates is None or ctx.siblings_of is None:
             return []
         found: list[Candidate] = []
-        # Look a little further than needed: some siblings are killed or escape the oracle.
-        for other in ctx.siblings_of(cand)[: want * 4]:
-            probe = ctx.gates.check(other.model_copy(deep=True))
-            if probe.status != "kept" or probe.killed:
-                continue
-            run = self._run_tests({**other.files_b, test_path: oracle}, [test_path], coverage=False)
-            if run.results and not run.passed() and not run.timed_out:
-                found.append(other)
-            if len(found) == want:
-                break
+        seen = {tuple(sorted(cand.files_b.items()))}
+        # Most mutants of a well-tested function are killed: look well past `want`, gating a chunk at a
+        # time (one worker batch when the runner has one) and stopping once enough are found.
+        pool = [other for other in ctx.siblings_of(cand)[: want * SIBLING_SEARCH_FACTOR]
+                if tuple(sorted(other.files_b.items())) not in seen and (other.status == "pending" or _survived(other))]
+        # Candidates the run gated already are not gated again: those that survived are reused as they are.
+        gated = [other.model_copy(deep=True) for other in pool if other.status != "pending"]
+        pending = [other for other in pool if other.status == "pending"]
+        check_many = getattr(ctx.gates, "check_many", None)
+        chunks = [gated] + [pending[i:i + SIBLING_CHUNK] for i in range(0, len(pending), SIBLING_CHUNK)]
+        for n, chunk in enumerate(chunks):
+            if n:
+                chunk = [other.model_copy(deep=True) for other in chunk]
+                chunk = check_many(chunk) if check_many else [ctx.gates.check(other) for other in chunk]
+            for other in chunk:
+                text = tuple(sorted(other.files_b.items()))
+                if not _survived(other) or text in seen:
+                    continue
+                run = self._run_tests({**other.files_b, test_path: oracle}, [test_path], coverage=False)
+                if run.results and not run.passed() and not run.timed_out:
+                    found.append(other)
+                    seen.add(text)
+                if len(found) == want:
+                    return found
         return found
 
     def oracle_kind(self) -> str:
@@ -152,8 +175,9 @@ class Synthesizer:
             return "hybrid" if self.ctx.llm_client is not None else "differential"
         return kind
 
-    def _oracle(self, cand: Candidate, test_path: str) -> tuple[str, str, int, str | None] | None:
-        """(oracle source, kind that found it, model attempts, model) or None with `cand` dropped."""
+    def _oracle(self, cand: Candidate, test_path: str) -> tuple[str, str, int, str | None, str] | None:
+        """(oracle source, kind that found it, model attempts, model, where its inputs came from: an
+        `InputSource`, or "model") or None with `cand` dropped."""
         from repo2rlenv.pipelines.test_synthesis.oracle.llm import (
             context_for_candidate,
             synthesize_hybrid,
@@ -170,14 +194,17 @@ class Synthesizer:
             if not llm.found or not llm.test_source:
                 cand.drop(llm.reason or SkipReason.no_oracle, llm.detail or "")
                 return None
-            return llm.test_source, "llm", len(llm.attempts), llm.model
+            return llm.test_source, "llm", len(llm.attempts), llm.model, "model"
         both = synthesize_hybrid(client=ctx.llm_client if kind == "hybrid" else None, runner=runner,
                                  context=context, covering_tests=cand.covering_tests,
                                  max_attempts=opts.max_attempts, seed=opts.seed)
         if not both.found or not both.test_source:
             cand.drop(both.reason or SkipReason.no_oracle, both.detail or "")
             return None
-        return both.test_source, both.kind.value if both.kind else kind, max(1, both.attempts), both.synthesis_llm
+        from_model = both.kind is not None and both.kind.value == "llm"
+        inputs = "model" if from_model or both.differential.inputs is None else both.differential.inputs.value
+        return (both.test_source, both.kind.value if both.kind else kind, max(1, both.attempts), both.synthesis_llm,
+                inputs)
 
     def synthesize(self, cand: Candidate) -> str | None:
         """Make and publish the task for `cand`; returns its id, or None with `cand` dropped."""
@@ -187,7 +214,7 @@ class Synthesizer:
         oracle_run = self._oracle(cand, test_path)
         if oracle_run is None:
             return None
-        oracle, oracle_kind, attempts, model = oracle_run
+        oracle, oracle_kind, attempts, model, inputs = oracle_run
         # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
         noticed = self._suite_on_b(cand)
         if noticed is not None:
@@ -225,6 +252,7 @@ class Synthesizer:
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
             oracle_source=oracle, oracle_kind=oracle_kind, oracle_attempts=attempts, synthesis_llm=model,
+            oracle_inputs=inputs,
             twin_kinds=list(kinds),
             verifier_config=config.model_dump(mode="json"), base_image=ctx.install.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],

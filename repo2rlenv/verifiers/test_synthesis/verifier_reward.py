@@ -179,7 +179,7 @@ def compute(runs: Runs, terms: Terms) -> dict[str, Any]:
             killed.append(fraction > 0)
         details["b_fail"] = round(kill_b, 6)
         ms = sum(killed) / len(killed) if killed else 1.0
-        details["mutation_score"] = round(ms, 6)
+        details["mutation_score"] = round(ms, 6) if killed else None  # None: the task has no siblings
     except Zero as zero:
         details["reason"] = str(zero)
         if not gated and not zero.integrity and runs.a.status != vres.Status.not_run:

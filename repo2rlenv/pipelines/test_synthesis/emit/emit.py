@@ -53,6 +53,7 @@ class TaskSpec(BaseModel):
     oracle_source: str
     oracle_kind: str
     oracle_attempts: int = 1
+    oracle_inputs: str | None = Field(None, description="Where the oracle's inputs came from (task.toml's oracle_inputs).")
     synthesis_llm: str | None = None
     twin_kinds: list[str] = Field(description="the twin kinds checked for this task (twins.checked_kinds)")
     sibling_diffs: list[str] = Field(default_factory=list)
@@ -104,7 +105,8 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         baseline_full_coverage=bool(cand.baseline and not cand.baseline.uncovered),
         reward_mode=options.reward_mode, coverage_weight=options.coverage_weight,
         min_new_tests=options.min_new_tests, max_test_loc=options.max_test_loc,
-        oracle_kind=spec.oracle_kind, oracle_attempts=spec.oracle_attempts, test_path=spec.test_path,
+        oracle_kind=spec.oracle_kind, oracle_attempts=spec.oracle_attempts, oracle_inputs=spec.oracle_inputs,
+        test_path=spec.test_path,
         existing_test_files=spec.existing_test_files,
         twin_kinds=spec.twin_kinds, siblings=len(spec.sibling_diffs), mutation_weight=options.mutation_weight,
         difficulty=_difficulty(spec),

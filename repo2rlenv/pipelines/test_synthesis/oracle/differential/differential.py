@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repo2rlenv.payload import payload_dir, payload_files
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.grids import Literals, source_literals
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.infer import inferred_types
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.judging import confirmed, judge, make_case
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.perturb import candidate_calls
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import (
@@ -31,6 +32,7 @@ from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import (
     HarvestReport,
     Outcome,
     OutcomeKind,
+    ParamKind,
     ReplayReport,
     read_report,
 )
@@ -82,6 +84,18 @@ _ORIGIN_RANK = {Origin.RECORDED: 0, Origin.PERTURBED: 1, Origin.GENERATED: 2}
 def probe_sources() -> dict[str, str]:
     """File name -> text of every probe file."""
     return payload_files(PROBE_PACKAGE)
+
+
+class InputSource(StrEnum):
+    """Where an oracle's inputs came from, strongest first; all but `guessed` keep the parameters' types."""
+
+    RECORDED = "recorded"  # calls the existing tests make
+    PERTURBED = "perturbed"  # those with one value changed within its type
+    GENERATED = "generated"  # grids of each parameter's annotation, default or inferred type
+    GUESSED = "guessed"  # some parameter had no known type: ints, None and "" were tried in it
+
+
+TYPE_CONSISTENT = frozenset({InputSource.RECORDED, InputSource.PERTURBED, InputSource.GENERATED})
 
 
 class Distinguishing(BaseModel):
@@ -152,6 +166,7 @@ class DifferentialResult(BaseModel):
     n_distinguishing: int = Field(0, description="Calls found to distinguish the versions before selection.")
     n_tests: int = Field(0, description="Test functions in `test_source`.")
     diagnosis: Diagnosis = Field(default_factory=Diagnosis)
+    inputs: InputSource | None = Field(None, description="Where the weakest of the tests' inputs came from.")
 
 
 class Limits(BaseModel):
@@ -233,8 +248,21 @@ def _cost(call: CallSpec, case: TestCase) -> int:
     return cost + (FINE_TOLERANCE_COST if case.approx_rel is not None else 0)
 
 
+# Exceptions that usually mean the call was wrong, not that the function documents it (an int where a
+# string belongs raises AttributeError): an oracle asserts them only when nothing else tells B apart.
+INCIDENTAL_EXCEPTIONS = frozenset({"builtins.AttributeError", "builtins.TypeError"})
+
+
+def incidental(c: _Candidate) -> bool:
+    a = c.found.outcome_a
+    return a.kind is OutcomeKind.RAISE and f"{a.exc_module}.{a.exc_qualname}" in INCIDENTAL_EXCEPTIONS
+
+
 def select(candidates: list[_Candidate], max_tests: int) -> list[_Candidate]:
-    """Real calls first, then cheap ones; one per kind of outcome difference before any second of a kind."""
+    """Real calls first, then cheap ones; one per kind of outcome difference before any second of a kind;
+    calls whose outcome on A is an incidental exception only when no other call distinguishes."""
+    documented = [c for c in candidates if not incidental(c)]
+    candidates = documented or candidates
     ordered = sorted(candidates, key=lambda c: (_ORIGIN_RANK[c.found.origin], c.cost, c.index))
     picked: list[_Candidate] = []
     seen: set[tuple] = set()
@@ -374,9 +402,11 @@ def synthesize_differential(
         search.diagnosis.skipped = dict(harvest.skipped)
         recorded = _recorded(harvest, target_key)
         found = search.run(recorded, Origin.RECORDED)
+        untyped: list[str] = []
         if not found:
             name = qualname.rsplit(".", 1)[-1]
             lits = source_literals(function_source_a, name, harvest.target.constants)
+            harvest, untyped = _with_inferred_types(harvest, target_key, function_source_a, name)
             extra = _extra_calls(harvest, recorded, target_key, lits, budget, seed)
             found = search.run(extra, Origin.PERTURBED if recorded else Origin.GENERATED)
     except ProbeFailed as exc:
@@ -388,7 +418,35 @@ def synthesize_differential(
         detail = search.diagnosis.as_detail()
         return DifferentialResult(found=False, reason=NoOracle.NO_DISTINGUISHING_INPUT, detail=detail, **counts)
     target = TargetRef(module=module, qualname=qualname, info=harvest.target)
-    return _write_checked(probe, target, found, max_tests, max_loc, test_path, counts)
+    result = _write_checked(probe, target, found, max_tests, max_loc, test_path, counts)
+    if result.found:
+        result.inputs = _input_source([d.origin for d in result.distinguishing], guessed=bool(untyped))
+    return result
+
+
+def _input_source(origins: list[Origin], *, guessed: bool) -> InputSource:
+    """The weakest source among the chosen calls' origins."""
+    if Origin.GENERATED in origins:
+        return InputSource.GUESSED if guessed else InputSource.GENERATED
+    return InputSource.PERTURBED if Origin.PERTURBED in origins else InputSource.RECORDED
+
+
+def _with_inferred_types(harvest: HarvestReport, target_key: str, source: str, name: str) -> tuple[HarvestReport, list[str]]:
+    """The harvest with the target's unannotated, undefaulted parameters annotated by how its body uses them
+    (`infer`), and the names of those still without a type (generated calls then guess)."""
+    entries = []
+    untyped: list[str] = []
+    for entry in harvest.entries:
+        if entry.key != target_key:
+            entries.append(entry)
+            continue
+        bare = [p.name for p in entry.target.params if p.annotation is None and not p.has_default
+                and p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)]
+        types = inferred_types(source, name, bare)
+        untyped = [p for p in bare if p not in types]
+        params = [p.model_copy(update={"annotation": types[p.name]}) if p.name in types else p for p in entry.target.params]
+        entries.append(entry.model_copy(update={"target": entry.target.model_copy(update={"params": params})}))
+    return harvest.model_copy(update={"entries": entries}), untyped
 
 
 def _write_checked(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import CallSpec, Outcome, OutcomeKind
-from repo2rlenv.pipelines.test_synthesis.oracle.differential.values import ValueKind, same
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.values import ValueKind, host_specific, same
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.writer import TargetRef, TestCase
 
 # Floats that still differ at this tolerance are far enough apart for pytest.approx's default (1e-6).
@@ -38,7 +38,8 @@ def judge(a1: Outcome, a2: Outcome, b: Outcome, concrete: bool = True) -> Verdic
     if b.kind not in (OutcomeKind.RETURN, OutcomeKind.RAISE):
         return Verdict()  # a hang or a broken setup on B is no behaviour a quick test can assert
     first, second, other = a1.facets(concrete), a2.facets(concrete), b.facets(concrete)
-    stable = {k: v for k, v in first.items() if k in second and same(v, second[k])}
+    # A facet naming the recording machine (a tmp path, an address) is never asserted, even when stable.
+    stable = {k: v for k, v in first.items() if k in second and same(v, second[k]) and not host_specific(v)}
     if a1.kind is OutcomeKind.RAISE and "raise.type" not in stable:
         return Verdict()  # pytest.raises needs the exception class by name
     differing = [k for k, v in stable.items() if k not in other or not same(v, other[k])]

@@ -12,6 +12,7 @@ them as plain dicts (see ``probe.py``); here they are validated into `Value` and
 from __future__ import annotations
 
 import math
+import re
 import sys
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -99,6 +100,20 @@ def float_value(x: float) -> Value:
 
 def as_float(value: Value) -> float:
     return float(value.v)  # type: ignore[arg-type]
+
+
+# Text that belongs to the machine or the run that recorded it, not to the function's behaviour: temporary
+# and home directories (pytest's tmp_path is /tmp/pytest-of-<user>/pytest-<n>/…), object addresses.
+_HOST_SPECIFIC = re.compile(r"pytest-of-|(?:^|[\s'\"(=:])/(?:tmp|var/tmp|var/folders|private/var|home|root|workspace)/"
+                            r"|\bat 0x[0-9a-fA-F]{6,}|\b0x[0-9a-fA-F]{8,}\b")
+
+
+def host_specific(value: Value) -> bool:
+    """True when some text inside the value names the recording machine or run (paths, addresses): a test
+    asserting it passes only where it was generated."""
+    if value.t is ValueKind.STR and isinstance(value.v, str) and _HOST_SPECIFIC.search(value.v):
+        return True
+    return any(host_specific(c) for c in value.children())
 
 
 def is_concrete(value: Value) -> bool:

@@ -66,3 +66,18 @@ def test_an_endless_iterator_is_asserted_up_to_just_past_its_first_difference():
     early = Outcome(kind="return", value=ints(1, 3), listed=True)
     case = make_case(CallSpec(), a, early, judge(a, a, early))
     assert case.expected.prefix == 5  # a few items of context even when the first one differs
+
+
+def test_values_that_name_the_recording_machine_are_never_asserted():
+    path = Value(t="str", v="/tmp/pytest-of-root/pytest-0/test_x0/data.csv")
+    verdict = judge(returns(path), returns(path), returns(Value(t="str", v="other")))
+    assert verdict.stable == [] and verdict.differing == []
+    inside = Value(t="list", items=[Value(t="int", v=1), Value(t="str", v="<Node at 0x7f3a2b1c9d00>")])
+    assert judge(returns(inside), returns(inside), returns(Value(t="list", items=[]))).differing == []
+    # A message naming a tmp path: the exception's type is still asserted, its message is not.
+    msg = "No such file: '/tmp/pytest-of-root/pytest-0/x'"
+    verdict = judge(raises("FileNotFoundError", msg), raises("FileNotFoundError", msg), returns(Value(t="none")))
+    assert verdict.differing == ["raise.type"]
+    # Paths a function computes from its inputs are behaviour.
+    plain = Value(t="str", v="a/b/c.txt")
+    assert judge(returns(plain), returns(plain), returns(Value(t="str", v="a/b"))).differing == ["return"]

@@ -1,0 +1,124 @@
+"""How the reward orders four kinds of submission on a dataset's tasks (issue 16, item 7).
+
+    python3 scripts/reward_figures.py DATASET_DIR [DATASET_DIR ...] [--json OUT]
+
+For every task, graded in Docker exactly as validation grades (`validate.TaskRunner`):
+  (a) oracle      the task's reference tests;
+  (b) own tests   the repository's own test file that covers the function most;
+  (c) B only      the reference tests cut to the one test function that catches B and the fewest siblings
+                  (module-level code kept): what a file aimed at the one change it guessed earns;
+  (d) no asserts  the reference tests with every assertion turned into a bare call (`assert f(x) == y`
+                  becomes `f(x)`, `pytest.raises` blocks swallow the exception): calls that check nothing.
+Prints one row per submission kind (mean, min, max, how many tasks) and each task's four rewards.
+A user expects a > c > d = 0 and b = 0 (the suite misses B by construction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths
+from repo2rlenv.sandbox.docker import docker_client
+from repo2rlenv.sandbox.base import Limits
+from repo2rlenv.validate import TaskRunner, _existing_tests_text, build_task_image
+
+KINDS = ("oracle", "own tests", "B only", "no asserts")
+
+
+def _is_test(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name.lower().startswith("test")
+
+
+def only_test(source: str, name: str) -> str:
+    """`source` with its test functions and classes cut to `name` (a function, or a class of tests)."""
+    tree = ast.parse(source)
+    tree.body = [n for n in tree.body if not _is_test(n) or n.name == name]
+    return ast.unparse(tree) + "\n"
+
+
+class _Unassert(ast.NodeTransformer):
+    """assert E → the call inside E; `with pytest.raises(...)` → try/except BaseException."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        test = node.test
+        inner = test.left if isinstance(test, ast.Compare) else test
+        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner = inner.operand
+        return ast.copy_location(ast.Expr(inner), node)
+
+    def visit_With(self, node: ast.With) -> ast.stmt:
+        self.generic_visit(node)
+        raising = any(isinstance(i.context_expr, ast.Call) and "raises" in ast.unparse(i.context_expr.func)
+                      for i in node.items)
+        if not raising:
+            return node
+        handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None, body=[ast.Pass()])
+        return ast.copy_location(ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[]), node)
+
+
+def no_asserts(source: str) -> str:
+    tree = _Unassert().visit(ast.parse(source))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _b_only(task: TaskPaths, oracle_source: str, details: dict) -> str | None:
+    """The test (function or class) of the oracle that kills B and the fewest siblings."""
+    kills = details.get("kills") or {}
+    by_test: dict[str, int] = {}
+    for case in kills.get("B", []):
+        test = case.split("::")[1].split("[")[0]
+        siblings = sum(any(c.split("::")[1].split("[")[0] == test for c in cases)
+                       for name, cases in kills.items() if name != "B")
+        by_test[test] = min(by_test.get(test, siblings), siblings)
+    if not by_test:
+        return None
+    return only_test(oracle_source, min(sorted(by_test), key=by_test.get))
+
+
+def grade_task(client, task: TaskPaths, limits: Limits) -> dict[str, float | None]:
+    image = build_task_image(client, task)
+    runner = TaskRunner(client, task, image, limits)
+    oracle_source = next(p for p in task.solution.glob("test_*.py")).read_text()
+    oracle = runner.trial(runner.solve_with_oracle)
+    out: dict[str, float | None] = {"oracle": oracle.reward}
+    own = _existing_tests_text(task)
+    out["own tests"] = runner.trial(runner.submit_text(own)).reward if own else None
+    cut = _b_only(task, oracle_source, oracle.details)
+    out["B only"] = runner.trial(runner.submit_text(cut)).reward if cut else None
+    out["no asserts"] = runner.trial(runner.submit_text(no_asserts(oracle_source))).reward
+    out["siblings"] = len(list(task.siblings.glob("*.diff"))) if task.siblings.is_dir() else 0
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("datasets", nargs="+", type=Path)
+    parser.add_argument("--json", type=Path, help="write every task's rewards here")
+    args = parser.parse_args(argv)
+    client = docker_client()
+    limits = Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024)
+    rows: dict[str, dict] = {}
+    for root in args.datasets:
+        dataset = DatasetPaths(root)
+        for task_id in dataset.task_ids():
+            rows[task_id] = grade_task(client, dataset.task(task_id), limits)
+            print(task_id, json.dumps(rows[task_id]), flush=True)
+    print("\n| submission | mean | min | max | tasks |\n|---|---|---|---|---|")
+    for kind in KINDS:
+        got = [r[kind] for r in rows.values() if r.get(kind) is not None]
+        if got:
+            print(f"| {kind} | {statistics.mean(got):.3f} | {min(got):.3f} | {max(got):.3f} | {len(got)} |")
+        else:
+            print(f"| {kind} | – | – | – | 0 |")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
