@@ -64,6 +64,8 @@ class TestSynthesisOptions(BaseModel):
     # Hidden sibling mutants make the reward graded (issue 16): a file that catches B and not its siblings
     # earns (1 − μ) of the discrimination term. Fewer are shipped when fewer survive and the oracle catches.
     siblings: int = Field(4, ge=0, le=8, description="Extra validated mutants of the same function to grade against.")
+    sibling_oracles: bool = Field(
+        True, description="When the oracle misses a sibling, search tests for that sibling too (model-free) and add them (gated only).")
     mutation_weight: float = Field(
         0.5, ge=0.0, le=1.0, description="μ in the gated reward: the share of the discrimination term the siblings killed decide.")
 

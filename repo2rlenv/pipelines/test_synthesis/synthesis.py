@@ -29,6 +29,14 @@ from repo2rlenv.verifiers.config_model import VariantDiffs, VerifierConfig
 _MAX_DESELECT = 2000
 
 
+# Where an oracle's inputs came from, strongest first (`InputSource`, and "model" for an LLM's).
+INPUT_RANK = ("recorded", "perturbed", "generated", "guessed", "model")
+
+
+def weakest_inputs(sources: list[str]) -> str:
+    return max(sources, key=lambda s: INPUT_RANK.index(s) if s in INPUT_RANK else len(INPUT_RANK))
+
+
 def _survived(cand: Candidate) -> bool:
     """Whether `cand` went through the gates and the covering tests missed it."""
     return bool(cand.gates) and cand.killed is False and all(g.passed for g in cand.gates)
@@ -130,19 +138,24 @@ class Synthesizer:
             return bool(run.results) and not run.not_passed() and not run.timed_out
 
         def b_fails(files: dict[str, str]) -> bool:
-            run = self._run_tests({**files, test_path: oracle}, [test_path], coverage=False)
-            return bool(run.results) and not run.passed() and not run.timed_out
+            return self._caught(self._run_tests({**files, test_path: oracle}, [test_path], coverage=False))
 
         return checked_kinds(texts, a_passes=a_passes, b_fails=b_fails)
 
-    def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> list[Candidate]:
+    def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> tuple[list[Candidate], str, list[str]]:
         """Up to `siblings` more changes of the same function that the suite misses and the oracle catches,
-        so a submission graded against all of them cannot overfit one change (the graded reward's `ms`)."""
-        ctx, want = self.ctx, self.ctx.options.siblings
+        so a submission graded against all of them cannot overfit one change (the graded reward's `ms`),
+        and the oracle, extended with tests a search aimed at a sibling found when it missed that one, with
+        where the added tests' inputs came from."""
+        ctx, opts = self.ctx, self.ctx.options
+        want = opts.siblings
         if want <= 0 or ctx.gates is None or ctx.siblings_of is None:
-            return []
+            return [], oracle, []
         found: list[Candidate] = []
+        inputs: list[str] = []
         seen = {tuple(sorted(cand.files_b.items()))}
+        # An extended oracle pays only in the gated form: the RFC's b_fail counts its cases that pass on B.
+        searches = want if opts.sibling_oracles and opts.reward_mode == "gated" else 0
         # Most mutants of a well-tested function are killed: look well past `want`, gating a chunk at a
         # time (one worker batch when the runner has one) and stopping once enough are found.
         pool = [other for other in ctx.siblings_of(cand)[: want * SIBLING_SEARCH_FACTOR]
@@ -160,13 +173,53 @@ class Synthesizer:
                 text = tuple(sorted(other.files_b.items()))
                 if not _survived(other) or text in seen:
                     continue
-                run = self._run_tests({**other.files_b, test_path: oracle}, [test_path], coverage=False)
-                if run.results and not run.passed() and not run.timed_out:
+                caught = self._catches(oracle, other, test_path)
+                if not caught and searches > 0:
+                    searches -= 1
+                    extended = self._extended_oracle(oracle, other, test_path, suffix=f"s{len(found) + 1}")
+                    if extended is not None:
+                        (oracle, source), caught = extended, True
+                        inputs.append(source)
+                if caught:
                     found.append(other)
                     seen.add(text)
                 if len(found) == want:
-                    return found
-        return found
+                    return found, oracle, inputs
+        return found, oracle, inputs
+
+    def _catches(self, oracle: str, other: Candidate, test_path: str) -> bool:
+        return self._caught(self._run_tests({**other.files_b, test_path: oracle}, [test_path], coverage=False))
+
+    def _caught(self, run) -> bool:
+        """Whether the oracle's run on a B-side variant is a kill as the reward counts it: in the gated form
+        some test fails (a sibling's tests pass on B, B's on the sibling); in the RFC form, whose b_fail is
+        the share of cases failing, every one does."""
+        if not run.results or run.timed_out:
+            return False
+        return bool(run.not_passed()) if self.ctx.options.reward_mode == "gated" else not run.passed()
+
+    def _extended_oracle(self, oracle: str, other: Candidate, test_path: str, suffix: str) -> tuple[str, str] | None:
+        """The oracle plus the tests a model-free search finds for `other` (`merge`), when the whole still
+        passes on A, catches `other`, and fits the submission size limit, with where its inputs came from;
+        else None."""
+        from repo2rlenv.pipelines.test_synthesis.oracle.llm import context_for_candidate, synthesize_hybrid
+        from repo2rlenv.pipelines.test_synthesis.oracle.merge import merge_tests
+
+        ctx, opts = self.ctx, self.ctx.options
+        runner = VariantRunner(ctx.suite, other.files_b, timeout=opts.mutant_timeout_sec * 4)
+        context = context_for_candidate(other, ctx.a_dir, test_path, opts)
+        search = synthesize_hybrid(client=None, runner=runner, context=context, covering_tests=other.covering_tests,
+                                   max_attempts=1, seed=opts.seed)
+        if not search.found or not search.test_source:
+            return None
+        merged = merge_tests(oracle, search.test_source, suffix)
+        if merged is None or sum(1 for line in merged.splitlines() if line.strip()) > opts.max_test_loc:
+            return None
+        on_a = self._run_tests({test_path: merged}, [test_path], coverage=False)
+        if not on_a.results or on_a.not_passed() or on_a.timed_out or not self._catches(merged, other, test_path):
+            return None
+        inputs = search.differential.inputs
+        return merged, inputs.value if inputs is not None else "model"
 
     def oracle_kind(self) -> str:
         """`auto` means differential without a model and hybrid with one (issue 5)."""
@@ -222,7 +275,10 @@ class Synthesizer:
             return None
         cand.gates.append(GateResult(gate="whole suite on B", passed=True,
                                      detail=f"{len(self.ctx.baseline.stable_passing)} stable tests pass on B"))
-        # Which of the function's lines the oracle runs on A: the coverage term's reachable targets.
+        siblings, oracle, added = self._siblings(cand, test_path, oracle)
+        inputs = weakest_inputs([inputs, *added])
+        # Which of the function's lines the oracle (as extended for the siblings) runs on A: the coverage
+        # term's reachable targets and the lines the gated coverage term is relative to.
         run = self._run_tests({test_path: oracle}, [test_path], coverage=True)
         if run.not_passed() or not run.results or run.coverage is None:
             cand.drop(SkipReason.oracle_not_perfect, "oracle does not pass on A in the sandbox")
@@ -232,7 +288,6 @@ class Synthesizer:
         function_lines = cand.baseline.function_lines if cand.baseline else list(func.body_lines)
         # What the gated coverage term is relative to: meaningful when the suite already runs every line.
         oracle_lines = sorted(run.coverage.covered_lines(func.path, function_lines))
-        siblings = self._siblings(cand, test_path, oracle)
         kinds = self._twin_kinds(cand, test_path, oracle, siblings)
         if kinds is None:
             cand.drop(SkipReason.aprime_broken, "no set of twin kinds keeps the covering tests and the oracle passing")
