@@ -66,7 +66,7 @@ def no_asserts(source: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
-def _b_only(task: TaskPaths, oracle_source: str, details: dict) -> str | None:
+def _b_only(oracle_source: str, details: dict) -> str | None:
     """The test (function or class) of the oracle that kills B and the fewest siblings."""
     kills = details.get("kills") or {}
     by_test: dict[str, int] = {}
@@ -88,7 +88,7 @@ def grade_task(client, task: TaskPaths, limits: Limits) -> dict[str, float | Non
     out: dict[str, float | None] = {"oracle": oracle.reward}
     own = _existing_tests_text(task)
     out["own tests"] = runner.trial(runner.submit_text(own)).reward if own else None
-    cut = _b_only(task, oracle_source, oracle.details)
+    cut = _b_only(oracle_source, oracle.details)
     out["B only"] = runner.trial(runner.submit_text(cut)).reward if cut else None
     out["no asserts"] = runner.trial(runner.submit_text(no_asserts(oracle_source))).reward
     out["siblings"] = len(list(task.siblings.glob("*.diff"))) if task.siblings.is_dir() else 0
