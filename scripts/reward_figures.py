@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths
+from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
 from repo2rlenv.sandbox.docker import docker_client
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.validate import TaskRunner, _existing_tests_text, build_task_image
@@ -41,29 +42,8 @@ def only_test(source: str, name: str) -> str:
     return ast.unparse(tree) + "\n"
 
 
-class _Unassert(ast.NodeTransformer):
-    """assert E → the call inside E; `with pytest.raises(...)` → try/except BaseException."""
-
-    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        test = node.test
-        inner = test.left if isinstance(test, ast.Compare) else test
-        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
-            inner = inner.operand
-        return ast.copy_location(ast.Expr(inner), node)
-
-    def visit_With(self, node: ast.With) -> ast.stmt:
-        self.generic_visit(node)
-        raising = any(isinstance(i.context_expr, ast.Call) and "raises" in ast.unparse(i.context_expr.func)
-                      for i in node.items)
-        if not raising:
-            return node
-        handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None, body=[ast.Pass()])
-        return ast.copy_location(ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[]), node)
-
-
 def no_asserts(source: str) -> str:
-    tree = _Unassert().visit(ast.parse(source))
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    return calls_only(source) or source
 
 
 def _b_only(oracle_source: str, details: dict) -> str | None:

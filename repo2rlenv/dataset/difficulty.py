@@ -25,6 +25,8 @@ class DifficultyFeatures(BaseModel):
 
     changed_line_run_by_suite: bool = Field(
         description="The existing suite executes B's changed line and still passes: reaching it is not enough.")
+    b_crashes: bool = Field(False, description="B raises where A returns on the reference tests' inputs: a call "
+                                                "that asserts nothing catches it.")
     covering_tests: int = Field(ge=0, description="Stable tests of the suite that run the function.")
     oracle_input_nodes: int = Field(
         ge=0, description="AST nodes in the arguments of the reference tests' richest call of the function.")
@@ -40,14 +42,15 @@ class Rule(NamedTuple):
 RULES: tuple[Rule, ...] = (
     Rule("the suite runs B's line and misses the change: only a precise assertion catches it",
          lambda f: f.changed_line_run_by_suite),
+    Rule("B changes a value rather than crashing: a call alone does not catch it", lambda f: not f.b_crashes),
     Rule("three or more covering tests already pin the function's common paths",
          lambda f: f.covering_tests >= 3),
     Rule(f"the reference tests need inputs of more than {COMPLEX_INPUT_NODES} AST nodes",
          lambda f: f.oracle_input_nodes > COMPLEX_INPUT_NODES),
     Rule("two or more hidden siblings share the graded term", lambda f: f.siblings >= 2),
 )
-# points → label: 0-1 easy, 2 medium, 3+ hard.
-THRESHOLDS: tuple[tuple[int, Label], ...] = ((3, "hard"), (2, "medium"), (0, "easy"))
+# points → label: 0-2 easy, 3 medium, 4+ hard.
+THRESHOLDS: tuple[tuple[int, Label], ...] = ((4, "hard"), (3, "medium"), (0, "easy"))
 
 
 def input_nodes(oracle_source: str, name: str) -> int:
@@ -70,8 +73,9 @@ def input_nodes(oracle_source: str, name: str) -> int:
 
 
 def features(*, changed_line_run_by_suite: bool, covering_tests: int, oracle_source: str, function_name: str,
-             siblings: int) -> DifficultyFeatures:
-    draft = DifficultyFeatures(changed_line_run_by_suite=changed_line_run_by_suite, covering_tests=covering_tests,
+             siblings: int, b_crashes: bool = False) -> DifficultyFeatures:
+    draft = DifficultyFeatures(changed_line_run_by_suite=changed_line_run_by_suite, b_crashes=b_crashes,
+                               covering_tests=covering_tests,
                                oracle_input_nodes=input_nodes(oracle_source, function_name), siblings=siblings,
                                points=0)
     return draft.model_copy(update={"points": sum(rule.holds(draft) for rule in RULES)})

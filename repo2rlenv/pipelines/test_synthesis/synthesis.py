@@ -19,6 +19,7 @@ from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
 from repo2rlenv.pipelines.test_synthesis.emit.leaks import InstructionLeak
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for, write_task
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
 from repo2rlenv.pipelines.test_synthesis.oracle.sandbox_runner import VariantRunner, WorkCopies
 from repo2rlenv.pipelines.test_synthesis.emit.twins import VariantTexts, checked_kinds
 from repo2rlenv.sandbox.install import InstallPlan
@@ -151,7 +152,8 @@ class Synthesizer:
         want = opts.siblings
         if want <= 0 or ctx.gates is None or ctx.siblings_of is None:
             return [], oracle, []
-        found: list[Candidate] = []
+        found: list[Candidate] = []  # siblings only an assertion catches
+        spare: list[Candidate] = []  # siblings that crash where A returns
         inputs: list[str] = []
         seen = {tuple(sorted(cand.files_b.items()))}
         # An extended oracle pays only in the gated form: the RFC's b_fail counts its cases that pass on B.
@@ -176,16 +178,20 @@ class Synthesizer:
                 caught = self._catches(oracle, other, test_path)
                 if not caught and searches > 0:
                     searches -= 1
-                    extended = self._extended_oracle(oracle, other, test_path, suffix=f"s{len(found) + 1}")
+                    extended = self._extended_oracle(oracle, other, test_path, suffix=f"s{len(inputs) + 1}")
                     if extended is not None:
                         (oracle, source), caught = extended, True
                         inputs.append(source)
-                if caught:
-                    found.append(other)
-                    seen.add(text)
+                if not caught:
+                    continue
+                seen.add(text)
+                # A sibling the oracle's bare calls catch (it crashes) pays a file that asserts nothing: such
+                # siblings are kept only to fill up when too few change a value.
+                bare = calls_only(oracle)
+                (spare if bare is not None and self._catches(bare, other, test_path) else found).append(other)
                 if len(found) == want:
                     return found, oracle, inputs
-        return found, oracle, inputs
+        return found + spare[: want - len(found)], oracle, inputs
 
     def _catches(self, oracle: str, other: Candidate, test_path: str) -> bool:
         return self._caught(self._run_tests({**other.files_b, test_path: oracle}, [test_path], coverage=False))
@@ -277,6 +283,8 @@ class Synthesizer:
                                      detail=f"{len(self.ctx.baseline.stable_passing)} stable tests pass on B"))
         siblings, oracle, added = self._siblings(cand, test_path, oracle)
         inputs = weakest_inputs([inputs, *added])
+        bare = calls_only(oracle)
+        b_crashes = bare is not None and self._catches(bare, cand, test_path)
         # Which of the function's lines the oracle (as extended for the siblings) runs on A: the coverage
         # term's reachable targets and the lines the gated coverage term is relative to.
         run = self._run_tests({test_path: oracle}, [test_path], coverage=True)
@@ -307,7 +315,7 @@ class Synthesizer:
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
             oracle_source=oracle, oracle_kind=oracle_kind, oracle_attempts=attempts, synthesis_llm=model,
-            oracle_inputs=inputs,
+            oracle_inputs=inputs, b_crashes=b_crashes,
             twin_kinds=list(kinds),
             verifier_config=config.model_dump(mode="json"), base_image=ctx.install.base_image, install=ctx.install,
             existing_test_files=_existing_test_files(cand), sibling_diffs=[sib.diff for sib in siblings],

@@ -54,6 +54,7 @@ class TaskSpec(BaseModel):
     oracle_kind: str
     oracle_attempts: int = 1
     oracle_inputs: str | None = Field(None, description="Where the oracle's inputs came from (task.toml's oracle_inputs).")
+    b_crashes: bool = Field(False, description="The oracle's calls alone, nothing asserted, catch B (it raises where A returns).")
     synthesis_llm: str | None = None
     twin_kinds: list[str] = Field(description="the twin kinds checked for this task (twins.checked_kinds)")
     sibling_diffs: list[str] = Field(default_factory=list)
@@ -84,7 +85,7 @@ def _difficulty(spec: TaskSpec) -> DifficultyFeatures:
     parts = cand.function.qualname.split(".")
     # A constructor is called by its class's name.
     name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-    return difficulty.features(changed_line_run_by_suite=bool(cand.line_tests),
+    return difficulty.features(changed_line_run_by_suite=bool(cand.line_tests), b_crashes=spec.b_crashes,
                                covering_tests=len(cand.covering_tests), oracle_source=spec.oracle_source,
                                function_name=name, siblings=len(spec.sibling_diffs))
 
