@@ -30,7 +30,7 @@ def test_solve_task_dir_scores_the_oracle_tests_one(docker_ready, r2e_cache, tmp
     assert solved["solve"]["stop_reason"] == "solved" and solved["solve"]["rounds"] == 1
     assert solved["grade"]["reward"] == 1.0
     details = solved["grade"]["details"]
-    assert (details["b_pass"], details["b_fail"], details["cov"]) == (1.0, 1.0, 1.0)
+    assert (details["b_pass"], details["cov"]) == (1.0, 1.0) and details["b_fail"] > 0  # b_fail: reported only
     assert (out / "solve-result.json").is_file() and (out / "ledger.jsonl").is_file()
     assert (out / task.joinpath(test_path).name).read_text() == oracle
     # The agent saw the instruction and the container, never the grading material.
