@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,12 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def corpus():
-    spec = importlib.util.spec_from_file_location("corpus_check", ROOT / "scripts" / "corpus_check.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_check"] = module
-    spec.loader.exec_module(module)
-    return module
+def corpus(load_script):
+    return load_script("corpus_check")
 
 
 def test_parse_list_maps_mirrors(corpus, tmp_path: Path):

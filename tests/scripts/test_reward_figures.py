@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,12 +24,8 @@ def test_two():
 
 
 @pytest.fixture(scope="module")
-def figures():
-    spec = importlib.util.spec_from_file_location("reward_figures", ROOT / "scripts" / "reward_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reward_figures"] = module
-    spec.loader.exec_module(module)
-    return module
+def figures(load_script):
+    return load_script("reward_figures")
 
 
 def test_no_asserts_keeps_the_calls_and_checks_nothing(figures):
