@@ -33,6 +33,7 @@ class RunOutcome(BaseModel):
     reward: float | None
     details: dict[str, Any] = Field(default_factory=dict)
     duration_sec: float = 0.0
+    timed_out: bool = False
 
 
 class ValidationResult(BaseModel):
@@ -75,6 +76,34 @@ def build_task_image(client: Any, task: TaskPaths) -> str:
     return tag
 
 
+def tests_files(task: TaskPaths) -> dict[str, bytes]:
+    """The task's tests/ as Harbor copies it into the verifier container: container path → bytes."""
+    return {f"/tests/{p.relative_to(task.tests).as_posix()}": p.read_bytes()
+            for p in task.tests.rglob("*") if p.is_file()}
+
+
+def grade_in(session: DockerSession, tests: dict[str, bytes], timeout: float) -> RunOutcome:
+    """What Harbor's verifier step does in `session`: copy tests/ to /tests, run test.sh, read the reward.
+
+    `reward` is None when test.sh did not finish in `timeout` or wrote no readable reward (Harbor then
+    records no reward either); a 0 the script wrote is a verdict and comes back as 0.0."""
+    session.write_files(tests)
+    start = time.monotonic()
+    res = session.exec(["bash", "/tests/test.sh"], timeout=timeout)
+    duration = time.monotonic() - start
+    raw = session.read_file("/logs/verifier/reward.txt")
+    details_raw = session.read_file("/logs/verifier/reward-details.json")
+    try:
+        details = json.loads(details_raw) if details_raw else {}
+    except ValueError:
+        details = {}
+    try:
+        reward = float(raw.decode().strip()) if raw and not res.timed_out else None
+    except ValueError:
+        reward = None
+    return RunOutcome(reward=reward, details=details, duration_sec=duration, timed_out=res.timed_out)
+
+
 class TaskRunner:
     """Runs trials of one task: agent phase (a submission appears), then grading."""
 
@@ -93,20 +122,7 @@ class TaskRunner:
         return DockerSession(self.client, self.image, self.limits, harden=False)
 
     def _grade(self, session: DockerSession) -> RunOutcome:
-        files = {f"/tests/{p.relative_to(self.task.tests).as_posix()}": p.read_bytes()
-                 for p in self.task.tests.rglob("*") if p.is_file()}
-        session.write_files(files)
-        start = time.monotonic()
-        session.exec(["bash", "/tests/test.sh"], timeout=self.verifier_timeout)
-        duration = time.monotonic() - start
-        raw = session.read_file("/logs/verifier/reward.txt")
-        details_raw = session.read_file("/logs/verifier/reward-details.json")
-        details = json.loads(details_raw) if details_raw else {}
-        try:
-            reward = float(raw.decode().strip()) if raw else None
-        except ValueError:
-            reward = None
-        return RunOutcome(reward=reward, details=details, duration_sec=duration)
+        return grade_in(session, tests_files(self.task), self.verifier_timeout)
 
     def trial(self, agent: Callable[[DockerSession], None]) -> RunOutcome:
         """Run `agent` in a fresh container, then grade as the task's verifier mode says."""

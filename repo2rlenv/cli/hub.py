@@ -83,12 +83,17 @@ def pull(repo_id: str, out: Path, revision: str | None, as_json: bool) -> None:
 @click.option("--revision", default=None, help=_REVISION_HELP)
 @click.option("--include-unvalidated", is_flag=True, help="Include tasks without a passing validation.")
 @click.option("--dataset-version", "version", default=DEFAULT_VERSION, show_default=True, help=_VERSION_HELP)
+@click.option("--format", "fmt", type=click.Choice(["hub", "rl"]), default="hub", show_default=True,
+              help="hub: the folder `push` uploads; rl: a prompt table for RL trainers (TRL, verl) in "
+                   "OUT/data/train.parquet, scored with repo2rlenv.scoring.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON on stdout.")
 def export(dataset: Path, out: Path, repo_id: str | None, revision: str | None, include_unvalidated: bool,
-           version: str, as_json: bool) -> None:
-    """Write to OUT exactly the folder `push` would upload for DATASET."""
+           version: str, fmt: str, as_json: bool) -> None:
+    """Write to OUT exactly the folder `push` would upload for DATASET (or, with --format rl, its prompt table)."""
 
     def body() -> int:
+        if fmt == "rl":
+            return _export_rl(dataset, out, include_unvalidated, as_json)
         from repo2rlenv.hub.connection import check_repo_id
         from repo2rlenv.hub.export import export_dataset
         from repo2rlenv.hub.registry import publish_target
@@ -103,6 +108,17 @@ def export(dataset: Path, out: Path, repo_id: str | None, revision: str | None, 
         return 0
 
     guard(body)
+
+
+def _export_rl(dataset: Path, out: Path, include_unvalidated: bool, as_json: bool) -> int:
+    from repo2rlenv.hub.rl_table import export_rl
+
+    result = export_rl(dataset, out, include_unvalidated=include_unvalidated)
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    _say(f"exported {result.tasks} RL prompts to {out / result.table} (rewards: repo2rlenv.scoring on "
+         f"{result.dataset_dir})")
+    return 0
 
 
 COMMANDS = (push, pull, export)

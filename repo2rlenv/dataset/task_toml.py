@@ -101,14 +101,28 @@ class EnvironmentSection(_Model):
     storage_mb: int
 
 
+# Harbor's task format version that the files follow (Harbor 0.26's TaskConfig.schema_version). Files
+# written before it carry `version = "1.0"`, Harbor's older name for the same key; they still load.
+HARBOR_SCHEMA_VERSION = "1.4"
+
+
 class TaskToml(_Model):
-    version: str = Field("1.0", description="Harbor task format version (read as schema_version by new Harbor).")
+    schema_version: str = Field(HARBOR_SCHEMA_VERSION, description="Harbor task format version.")
     task: TaskInfo
     metadata: Metadata
     agent: AgentSection
     verifier: VerifierSection
     environment: EnvironmentSection
     artifacts: list[str] = Field(default_factory=list, description="Files handed to a separate verifier.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_version_key(cls, data: Any) -> Any:
+        # Harbor renamed `version` to `schema_version`; read older files under the new name, as Harbor does.
+        if isinstance(data, dict) and "version" in data:
+            data = dict(data)
+            data.setdefault("schema_version", data.pop("version"))
+        return data
 
     def to_toml(self) -> str:
         import tomli_w

@@ -8,11 +8,12 @@ alone. The `datasets` schema is derived from the pydantic model, so the two cann
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import types
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Iterator, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,19 +74,32 @@ def table_row(task: LocalTask) -> TableRow:
 
 def write_table(rows: list[TableRow], dest: Path) -> None:
     """Write `rows` as one parquet file through `datasets` (deterministic: same rows, same bytes)."""
-    import datasets
-    from datasets.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+    write_parquet(TableRow, rows, dest)
 
-    features = datasets.Features(model_features(TableRow))
+
+def write_parquet(model: type[BaseModel], rows: list[BaseModel], dest: Path) -> None:
+    """`rows` (instances of `model`) as one parquet file, its schema derived from `model`; written to a
+    temporary name and renamed, so `dest` is never half a file."""
+    import datasets
+
+    features = datasets.Features(model_features(model))
     table = datasets.Dataset.from_list([row.model_dump(mode="json") for row in rows], features=features)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    # A one-row-group write needs no progress bar; restore the user's setting afterwards.
+    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    with quiet_progress():
+        table.to_parquet(str(tmp))
+    os.replace(tmp, dest)
+
+
+@contextlib.contextmanager
+def quiet_progress() -> Iterator[None]:
+    """`datasets` without its progress bars (a one-row-group write needs none), the user's setting restored."""
+    from datasets.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
     was_disabled = are_progress_bars_disabled()
     disable_progress_bars()
     try:
-        tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-        table.to_parquet(str(tmp))
-        os.replace(tmp, dest)
+        yield
     finally:
         if not was_disabled:
             enable_progress_bars()

@@ -67,6 +67,19 @@ def _find(body: list[ast.stmt], name: str) -> ast.stmt | None:
     return found
 
 
+def function_source(module_source: str, qualname: str) -> str:
+    """The definition of ``qualname`` (decorators included) as written in the module; "" if not found."""
+    tree = _parse(module_source)
+    node: ast.stmt | None = None
+    body = tree.body if tree is not None else []
+    for name in qualname.split("."):
+        node = _find(body, name)
+        body = getattr(node, "body", [])
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    return truncate(_span(module_source.splitlines(keepends=True), node))
+
+
 def nearby_code(module_source: str, qualname: str) -> str:
     """Code around the function: its class (whole when short, else header and ``__init__``) for a method;
     for a module function, the module's constants and the signatures of its other functions and classes."""

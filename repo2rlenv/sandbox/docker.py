@@ -198,7 +198,8 @@ class DockerSession:
         timeout = timeout or self._limits.timeout_sec
         full_env = base_env("/tmp/home", "/tmp", "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin")
         full_env.update(scrub_env(env))
-        wrapped = ["timeout", "-k", "2", f"{timeout:.1f}", *argv]
+        # `timeout 0` would mean no limit at all.
+        wrapped = ["timeout", "-k", "2", f"{max(timeout, 0.1):.1f}", *argv]
         box: dict[str, Any] = {}
 
         def run() -> None:

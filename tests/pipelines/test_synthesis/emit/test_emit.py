@@ -57,8 +57,13 @@ def test_task_tree(spec_and_repo, tmp_path, mode):
                  task.broken_patch, task.workspace_manifest, task.solve_sh,
                  task.solution / Path(spec.test_path).name, task.tests / "verifier.py"):
         assert path.is_file(), path
-    toml = TaskToml.from_toml(task.task_toml.read_text())
+    text = task.task_toml.read_text()
+    toml = TaskToml.from_toml(text)
     assert toml.task.name == f"repo2rlenv/{spec.task_id}"
+    # Harbor 0.26's format, under its current key; a file in the older spelling reads the same.
+    assert 'schema_version = "1.4"' in text and "\nversion =" not in text
+    old = TaskToml.from_toml(text.replace('schema_version = "1.4"', 'version = "1.0"'))
+    assert old.schema_version == "1.0" and old.model_copy(update={"schema_version": "1.4"}) == toml
     assert toml.metadata.repo2env.test_synthesis.touched_function == "tinypkg/core.py::clamp"
     assert toml.metadata.repo2env.test_synthesis.baseline_coverage == pytest.approx(2 / 3, abs=1e-4)
     assert toml.metadata.repo2env.test_synthesis.twin_kinds == ["padding", "references"]

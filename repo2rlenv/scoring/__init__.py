@@ -1,0 +1,9 @@
+"""Scoring agent-written tests for RL loops: `TaskScorer`, `DatasetScorer`, the trainers' adapters.
+
+Heavy parts (the Docker SDK) load on first use, so importing this package costs little."""
+
+from repo2rlenv.scoring.completion import completion_text, extract_test_file
+from repo2rlenv.scoring.models import Score, ScoreError
+from repo2rlenv.scoring.scorer import DatasetScorer, TaskScorer
+
+__all__ = ["DatasetScorer", "Score", "ScoreError", "TaskScorer", "completion_text", "extract_test_file"]

@@ -1,0 +1,263 @@
+"""Score agent-written test files against a task's hidden versions, fast enough for an RL loop.
+
+A score is what the task's own `tests/test.sh` gives in a fresh verifier container, as Harbor grades a
+separate-mode trial: the task's environment image, the submission at the task's artifact path, `tests/`
+copied to /tests, `bash /tests/test.sh`, `/logs/verifier/reward.txt` read. Nothing of the verifier is
+re-implemented here, so a score cannot drift from a Harbor trial's reward. What is saved is everything
+around it: the image is built once per task, containers are started ahead of need (`WarmPool`), and scores
+run side by side up to a bound.
+
+    with TaskScorer("out/tasks/acme-ts-1a2b3c4d") as scorer:
+        score = scorer.score(open("test_mine.py").read())
+        score.reward, score.b_pass, score.cases
+
+    with DatasetScorer("out") as scorer:
+        scores = scorer.score_many([(task_id, source), ...])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from repo2rlenv.dataset.task_toml import TaskToml
+from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths
+from repo2rlenv.errors import Repo2RLEnvError, UserError
+from repo2rlenv.sandbox.base import Limits
+from repo2rlenv.scoring.models import Score, ScoreError
+from repo2rlenv.scoring.pool import PoolClosed, WarmPool
+from repo2rlenv.verifiers.config_model import RewardDetails
+
+DEFAULT_CONCURRENCY = 2
+DEFAULT_WARM = 2
+# Containers get no pid limit from Harbor; this one only stops a fork bomb from taking the host down.
+_PIDS = 4096
+
+
+def _docker() -> Any:
+    from repo2rlenv.sandbox.docker import docker_client
+
+    return docker_client()
+
+
+class TaskScorer:
+    """Scores submissions for one task directory.
+
+    `warm`: idle containers kept ready; `concurrency`: scores running at once (or share `slots` with
+    other scorers, as `DatasetScorer` does). The image is built on the first score or `warm_up()`."""
+
+    def __init__(self, task_dir: Path | str, *, client: Any = None, warm: int = DEFAULT_WARM,
+                 concurrency: int = DEFAULT_CONCURRENCY, slots: threading.Semaphore | None = None):
+        from repo2rlenv.validate import tests_files
+
+        self.task = TaskPaths(Path(task_dir))
+        if not self.task.task_toml.is_file():
+            raise UserError(f"{task_dir} is not a task directory (no task.toml)")
+        self.task_id = self.task.root.name
+        config = TaskToml.from_toml(self.task.task_toml.read_text())
+        self.test_path = config.metadata.repo2env.test_synthesis.test_path
+        self.verifier_timeout = config.verifier.timeout_sec
+        # The artifact Harbor hands to the verifier container is the test file; the scorer puts the
+        # submission exactly there.
+        self.artifact = f"/workspace/{self.test_path}"
+        self.limits = Limits(timeout_sec=self.verifier_timeout, memory_mb=config.environment.memory_mb,
+                             cpus=config.environment.cpus, pids=_PIDS)
+        self._tests = tests_files(self.task)
+        self._client = client
+        self._warm = warm
+        self._concurrency = concurrency
+        self._slots = slots or threading.BoundedSemaphore(concurrency)
+        self._lock = threading.Lock()
+        self._image: str | None = None
+        self._pool: WarmPool | None = None
+        self._closed = False
+
+    # -- set-up ------------------------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Build the image and start the pool's containers now rather than on the first score."""
+        self._ready_pool().wait()
+
+    def _ready_pool(self) -> WarmPool:
+        with self._lock:
+            if self._closed:
+                raise UserError(f"the scorer of {self.task_id} is closed")
+            if self._pool is None:
+                from repo2rlenv.validate import build_task_image
+
+                self._client = self._client or _docker()
+                self._image = build_task_image(self._client, self.task)
+                self._pool = WarmPool(self._client, self._image, self.limits, size=self._warm)
+            return self._pool
+
+    # -- scoring -----------------------------------------------------------------------------------------
+
+    def score(self, test_source: str | None) -> Score:
+        """The reward of `test_source` as the task's test file (None: no file, as an empty submission)."""
+        start = time.monotonic()
+        with self._slots:
+            session = self._take(start)
+            if isinstance(session, Score):
+                return session
+            try:
+                if test_source is not None:
+                    session.write_files({self.artifact: test_source})
+                from repo2rlenv.validate import grade_in
+
+                outcome = grade_in(session, self._tests, self.verifier_timeout)
+            except Exception as exc:
+                return self._failed(ScoreError.sandbox, exc, start)
+            finally:
+                session.close()
+        return self._verdict(outcome, start)
+
+    def _take(self, start: float) -> Any:
+        """A fresh container, or the Score saying why there is none."""
+        for _ in range(2):  # once more when a dataset scorer released the pool under us
+            try:
+                pool = self._ready_pool()
+            except UserError:
+                raise
+            except Repo2RLEnvError as exc:
+                return self._failed(ScoreError.build, exc, start)
+            except Exception as exc:  # the Docker daemon is unreachable, say
+                return self._failed(ScoreError.sandbox, exc, start)
+            try:
+                return pool.take()
+            except PoolClosed:
+                continue
+            except Exception as exc:
+                return self._failed(ScoreError.sandbox, exc, start)
+        return self._failed(ScoreError.sandbox, PoolClosed("the warm pool kept closing"), start)
+
+    def _verdict(self, outcome: Any, start: float) -> Score:
+        took = time.monotonic() - start
+        if outcome.timed_out:
+            return Score(task_id=self.task_id, reward=None, error=ScoreError.timeout, duration_sec=took,
+                         message=f"test.sh ran past the task's verifier timeout ({self.verifier_timeout:.0f}s)")
+        if outcome.reward is None:
+            return Score(task_id=self.task_id, reward=None, error=ScoreError.no_reward, duration_sec=took,
+                         message="test.sh finished without a readable /logs/verifier/reward.txt")
+        details, message = None, ""
+        if outcome.details:
+            try:
+                details = RewardDetails.model_validate(outcome.details)
+            except ValidationError as exc:
+                message = f"reward-details.json does not read as this version's schema: {exc.error_count()} errors"
+        else:
+            # test.sh writes 0 itself when the verifier was killed before it wrote anything: a verdict on the
+            # submission (it is what Harbor records), with nothing to explain it.
+            message = "the verifier wrote no reward-details.json (killed or crashed: test.sh scored 0)"
+        return Score(task_id=self.task_id, reward=outcome.reward, details=details, message=message,
+                     duration_sec=took)
+
+    def _failed(self, kind: ScoreError, exc: BaseException, start: float) -> Score:
+        return Score(task_id=self.task_id, reward=None, error=kind, message=str(exc) or type(exc).__name__,
+                     duration_sec=time.monotonic() - start)
+
+    def score_many(self, sources: Iterable[str | None]) -> list[Score]:
+        """Scores in the order given, up to the scorer's concurrency at a time."""
+        items = list(sources)
+        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(items) or 1))) as workers:
+            return list(workers.map(self.score, items))
+
+    async def ascore(self, test_source: str | None) -> Score:
+        return await asyncio.to_thread(self.score, test_source)
+
+    async def ascore_many(self, sources: Iterable[str | None]) -> list[Score]:
+        return list(await asyncio.gather(*(self.ascore(s) for s in sources)))
+
+    # -- tear-down ---------------------------------------------------------------------------------------
+
+    def release(self) -> None:
+        """Remove the idle containers; the next score starts a new pool (the image stays built)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self.release()
+
+    def __enter__(self) -> "TaskScorer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DatasetScorer:
+    """Scores submissions for any task of a dataset directory.
+
+    One bound on concurrent scores for the whole dataset; a warm pool per task in use, the least recently
+    used closed past `max_open_tasks` (its image stays built, so reopening costs a container start)."""
+
+    def __init__(self, dataset_dir: Path | str, *, client: Any = None, warm: int = 1,
+                 concurrency: int = DEFAULT_CONCURRENCY, max_open_tasks: int = 8):
+        self.dataset = DatasetPaths(Path(dataset_dir))
+        if not self.dataset.tasks.is_dir():
+            raise UserError(f"{dataset_dir} is not a dataset directory (no tasks/)")
+        self._client = client
+        self._warm = warm
+        self._concurrency = concurrency
+        self._max_open = max(1, max_open_tasks)
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._lock = threading.Lock()
+        self._open: OrderedDict[str, TaskScorer] = OrderedDict()
+
+    def task_ids(self) -> list[str]:
+        return self.dataset.task_ids()
+
+    def scorer(self, task_id: str) -> TaskScorer:
+        """The task's scorer (opened on first use). An id the dataset lacks is a caller's error."""
+        with self._lock:
+            if task_id in self._open:
+                self._open.move_to_end(task_id)
+                return self._open[task_id]
+            if "/" in task_id or task_id.startswith(".") or not self.dataset.task(task_id).task_toml.is_file():
+                raise UserError(f"the dataset {self.dataset.root} has no task {task_id!r}")
+            self._client = self._client or _docker()
+            scorer = TaskScorer(self.dataset.task(task_id).root, client=self._client, warm=self._warm,
+                                slots=self._slots)
+            self._open[task_id] = scorer
+            evicted = self._open.popitem(last=False)[1] if len(self._open) > self._max_open else None
+        if evicted is not None:
+            evicted.release()  # a score already holding it still works: its pool is simply restarted
+        return scorer
+
+    def score(self, task_id: str, test_source: str | None) -> Score:
+        return self.scorer(task_id).score(test_source)
+
+    def score_many(self, items: Iterable[tuple[str, str | None]]) -> list[Score]:
+        pairs = list(items)
+        for task_id, _ in pairs:
+            self.scorer(task_id)  # unknown ids fail before anything runs
+        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(pairs) or 1))) as workers:
+            return list(workers.map(lambda pair: self.score(*pair), pairs))
+
+    async def ascore(self, task_id: str, test_source: str | None) -> Score:
+        return await asyncio.to_thread(self.score, task_id, test_source)
+
+    async def ascore_many(self, items: Iterable[tuple[str, str | None]]) -> list[Score]:
+        return list(await asyncio.gather(*(self.ascore(t, s) for t, s in items)))
+
+    def close(self) -> None:
+        with self._lock:
+            scorers, self._open = list(self._open.values()), OrderedDict()
+        for scorer in scorers:
+            scorer.close()
+
+    def __enter__(self) -> "DatasetScorer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
