@@ -76,7 +76,7 @@ def build_task_image(client: Any, task: TaskPaths) -> str:
     return tag
 
 
-def tests_files(task: TaskPaths) -> dict[str, bytes]:
+def verifier_files(task: TaskPaths) -> dict[str, bytes]:
     """The task's tests/ as Harbor copies it into the verifier container: container path → bytes."""
     return {f"/tests/{p.relative_to(task.tests).as_posix()}": p.read_bytes()
             for p in task.tests.rglob("*") if p.is_file()}
@@ -122,7 +122,7 @@ class TaskRunner:
         return DockerSession(self.client, self.image, self.limits, harden=False)
 
     def _grade(self, session: DockerSession) -> RunOutcome:
-        return grade_in(session, tests_files(self.task), self.verifier_timeout)
+        return grade_in(session, verifier_files(self.task), self.verifier_timeout)
 
     def trial(self, agent: Callable[[DockerSession], None]) -> RunOutcome:
         """Run `agent` in a fresh container, then grade as the task's verifier mode says."""

@@ -20,5 +20,7 @@ if [ ! -x "$PY" ]; then
   PY=python3
 fi
 # -E: ignore PYTHON* variables; -s: no user site-packages; -B: write no bytecode into /tests.
-"$PY" -E -s -B /tests/verifier.py --config /tests/verifier_config.json --workspace /workspace --logs /logs/verifier
+# --strays kill: first stop every process the agent left in this container (verifier_strays.py).
+"$PY" -E -s -B /tests/verifier.py --config /tests/verifier_config.json --workspace /workspace --logs /logs/verifier \
+  --strays kill
 status=$?

@@ -55,7 +55,7 @@ class TaskScorer:
 
     def __init__(self, task_dir: Path | str, *, client: Any = None, warm: int = DEFAULT_WARM,
                  concurrency: int = DEFAULT_CONCURRENCY, slots: threading.Semaphore | None = None):
-        from repo2rlenv.validate import tests_files
+        from repo2rlenv.validate import verifier_files
 
         self.task = TaskPaths(Path(task_dir))
         if not self.task.task_toml.is_file():
@@ -69,7 +69,7 @@ class TaskScorer:
         self.artifact = f"/workspace/{self.test_path}"
         self.limits = Limits(timeout_sec=self.verifier_timeout, memory_mb=config.environment.memory_mb,
                              cpus=config.environment.cpus, pids=_PIDS)
-        self._tests = tests_files(self.task)
+        self._tests = verifier_files(self.task)
         self._client = client
         self._warm = warm
         self._concurrency = concurrency

@@ -41,6 +41,33 @@ def workspace_manifest(root: Path, relpaths: Iterable[str]) -> WorkspaceManifest
                                     for rel in sorted(relpaths)})
 
 
+# Past this much of A (uncompressed), no pristine archive is shipped: the verifier then stages A from the
+# workspace and checks it against the manifest, as before the archive existed.
+PRISTINE_ARCHIVE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def write_pristine_archive(root: Path, relpaths: Iterable[str], dest: Path) -> bool:
+    """A's files as a deterministic tar.xz at `dest` (same files, same bytes); False, and nothing written,
+    when they are too large to ship."""
+    import tarfile
+
+    rels = sorted(relpaths)
+    if sum((root / rel).stat().st_size for rel in rels) > PRISTINE_ARCHIVE_MAX_BYTES:
+        return False
+    tmp = dest.with_name(f".{dest.name}.partial")
+    with tarfile.open(tmp, mode="w:xz", format=tarfile.PAX_FORMAT, preset=6) as tar:
+        for rel in rels:
+            path = root / rel
+            info = tarfile.TarInfo(rel)
+            info.size = path.stat().st_size
+            info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+            info.mtime = 0
+            with path.open("rb") as handle:
+                tar.addfile(info, handle)
+    tmp.replace(dest)
+    return True
+
+
 def verifier_module() -> ModuleType:
     """The verifier module (`score`, `main`, `read_config`, `compute_reward`)."""
     return _verifier

@@ -16,12 +16,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # verifier_config.json format. 1: first version. 2: twins drawn at grading time (twin_runs, twin_kinds,
 # case_timeout_sec), no A′ diff. 3: pytest_plugins (graded runs load the image's plugins with -p). The
-# 4: the graded reward's mutation_weight and oracle_lines. The in-task reader (`verifier_config`) still reads 1-3.
-CONFIG_SCHEMA_VERSION = 4
+# 4: the graded reward's mutation_weight and oracle_lines. 5: pristine_archive (A's files shipped in tests/, so
+# grading in the agent's own container never depends on what the agent left of A). The in-task reader
+# (`verifier_config`) still reads 1-4.
+CONFIG_SCHEMA_VERSION = 5
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: runs instead of variants (A, A′k, B′k, Sj′1), each with its guard state and refusals; n_tests, kills, twins.
 # 4: mutation_score; coverage.kind, oracle_lines and covered_oracle_lines (the graded reward).
-DETAILS_SCHEMA_VERSION = 4
+# 5: restored_workspace_files (A's files the agent changed, graded from the pristine archive instead) and
+# strays_killed (processes the agent left behind, stopped before grading).
+DETAILS_SCHEMA_VERSION = 5
+# Where the emitter puts A's files for the verifier (tests/ is copied in after the agent has finished).
+PRISTINE_ARCHIVE = "workspace.tar.xz"
 TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
 
 
@@ -75,6 +81,10 @@ class VerifierConfig(BaseModel):
     oracle_lines: list[int] = Field(
         default_factory=list, description="the function's lines the reference tests run on A; the gated cov is the "
                                           "share of them the submission runs (empty → the coverage targets' share)")
+    pristine_archive: str | None = Field(
+        PRISTINE_ARCHIVE, description="A's files as a tar.xz in tests/ (relative to it): the runs are built from it, "
+                                      "not from the workspace; None → from the workspace, checked against the "
+                                      "manifest (a changed file of A scores 0)")
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
@@ -186,6 +196,10 @@ class RewardDetails(BaseModel):
     precompiled_modules: int | None = Field(None, description="modules given bytecode once for every run")
     ignored_workspace_files: list[str] | None = None
     ignored_workspace_file_count: int | None = None
+    restored_workspace_files: list[str] | None = Field(
+        None, description="A's files the agent changed or removed; graded from the pristine archive as they were")
+    strays_killed: int | None = Field(None, description="processes the agent left running that test.sh's verifier "
+                                                        "killed before grading (None: not looked for)")
     isolation: Isolation | None = None
     runner: Runner | None = None
     coverage: CoverageResult | None = None

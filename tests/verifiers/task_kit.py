@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest
+from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest, write_pristine_archive
 from repo2rlenv.verifiers.config_model import VariantDiffs, VerifierConfig
 from repo2rlenv.verifiers.test_synthesis.verifier import score
 from repo2rlenv.verifiers.test_synthesis.verifier_patch import make_diff
@@ -145,7 +145,10 @@ def build_task(root: Path, submission: str | None, *, python: str, siblings: int
         baseline_full_coverage=False, import_roots=[""] if flat else ["src"], min_new_tests=1, max_test_loc=200,
         run_timeout_sec=30, memory_mb=1024, variants=VariantDiffs(siblings=sibling_paths))
     fields.update(config)
-    VerifierConfig(**fields).write(tests_dir / "verifier_config.json")
+    verifier_config = VerifierConfig(**fields)
+    if verifier_config.pristine_archive is not None:
+        assert write_pristine_archive(workspace, files, tests_dir / verifier_config.pristine_archive)
+    verifier_config.write(tests_dir / "verifier_config.json")
     task = Task(workspace, tests_dir, logs_dir, python)
     if submission is not None:
         task.write_submission(submission)

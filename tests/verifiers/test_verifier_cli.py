@@ -84,7 +84,9 @@ def test_cli_module_reaches_the_grading_names():
 def _local_test_sh(task, python: str) -> Path:
     # test.sh hard-codes Harbor's paths; point them at the task's dirs (and the interpreter) instead.
     text = TEST_SH.read_text()
-    for old, new in (("/logs/verifier", str(task.logs_dir)), ("/tests/", f"{task.tests_dir}/"),
+    # Without --strays: on a host, test.sh must not stop the host's processes (the verifier also refuses
+    # outside /tests); the reaper is tested in a container, tests/scoring/test_shared_mode.py).
+    for old, new in (("\\\n  --strays kill", ""), ("/logs/verifier", str(task.logs_dir)), ("/tests/", f"{task.tests_dir}/"),
                      ("--workspace /workspace", f"--workspace {task.workspace}"), ("/opt/venv/bin/python", python)):
         assert old in text
         text = text.replace(old, new)

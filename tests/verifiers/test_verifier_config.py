@@ -44,34 +44,46 @@ def test_a_written_model_reads_back(tmp_path):
 
 def test_version_1_is_read_with_its_aprime_diff_dropped(tmp_path):
     raw = minimal()
-    for key in ("twin_runs", "twin_kinds", "case_timeout_sec", "pytest_plugins", "mutation_weight", "oracle_lines"):
+    for key in ("twin_runs", "twin_kinds", "case_timeout_sec", "pytest_plugins", "mutation_weight", "oracle_lines",
+                "pristine_archive"):
         raw.pop(key)
     raw.update(schema_version=1, variants={"broken": "broken_patch.diff", "aprime": "aprime_patch.diff", "siblings": []})
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 4 and cfg.variants == vc.Variants("broken_patch.diff", ())
+    assert cfg.schema_version == 5 and cfg.variants == vc.Variants("broken_patch.diff", ())
     assert cfg.twin_kinds == vt.KINDS and cfg.twin_runs == 4 and cfg.pytest_plugins == ()
-    assert (cfg.mutation_weight, cfg.oracle_lines) == (0.5, ())
+    assert (cfg.mutation_weight, cfg.oracle_lines, cfg.pristine_archive) == (0.5, (), None)
 
 
 def test_version_2_is_read_with_no_plugins(tmp_path):
     raw = minimal()
-    for key in ("pytest_plugins", "mutation_weight", "oracle_lines"):
+    for key in ("pytest_plugins", "mutation_weight", "oracle_lines", "pristine_archive"):
         raw.pop(key)
     raw.update(schema_version=2)
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 4 and cfg.pytest_plugins == ()
+    assert cfg.schema_version == 5 and cfg.pytest_plugins == ()
 
 
 def test_version_3_is_read_with_the_old_coverage_term(tmp_path):
     raw = minimal()
-    for key in ("mutation_weight", "oracle_lines"):
+    for key in ("mutation_weight", "oracle_lines", "pristine_archive"):
         raw.pop(key)
     raw.update(schema_version=3)
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert (cfg.schema_version, cfg.mutation_weight, cfg.oracle_lines) == (4, 0.5, ())
+    assert (cfg.schema_version, cfg.mutation_weight, cfg.oracle_lines) == (5, 0.5, ())
+
+
+def test_version_4_is_read_with_no_pristine_archive(tmp_path):
+    raw = minimal()
+    raw.pop("pristine_archive")
+    raw.update(schema_version=4)
+    (tmp_path / "c.json").write_text(json.dumps(raw))
+    cfg = vc.read_config(tmp_path / "c.json")
+    assert (cfg.schema_version, cfg.pristine_archive) == (5, None)
+    (tmp_path / "d.json").write_text(json.dumps(minimal()))
+    assert vc.read_config(tmp_path / "d.json").pristine_archive == "workspace.tar.xz"
 
 
 def test_plugins_read_back(tmp_path):
@@ -87,7 +99,8 @@ def test_plugins_read_back(tmp_path):
     ({"coverage_weight": 2}, "coverage_weight"),
     ({"min_new_tests": True}, "expected a number"),
     ({"function_lines": ["3"]}, "function_lines"),
-    ({"schema_version": 5}, "schema_version"),
+    ({"schema_version": 6}, "schema_version"),
+    ({"pristine_archive": "../a.tar.xz"}, "unsafe path"),
     ({"mutation_weight": 1.5}, "mutation_weight"),
     ({"oracle_lines": [3.5]}, "oracle_lines"),
     ({"pytest_plugins": ["--import-mode=append"]}, "pytest_plugins"),

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from repo2rlenv.verifiers.bundle import workspace_manifest
-
 pytestmark = pytest.mark.slow
 
 # A plugin module of A's tree (in the manifest), standing for an installed plugin such as pytest-mock.
@@ -27,12 +25,7 @@ def test_edges(full_price):
 
 
 def _task(make_task, kit, **config):
-    task = make_task(USES_FIXTURE, **config)
-    (task.workspace / PLUGIN_REL).write_text(PLUGIN)
-    files = [*kit.FILES, PLUGIN_REL]
-    (task.tests_dir / "workspace_manifest.json").write_text(
-        workspace_manifest(task.workspace, files).model_dump_json(indent=2))
-    return task
+    return make_task(USES_FIXTURE, extra_files={PLUGIN_REL: PLUGIN}, **config)
 
 
 def test_a_listed_plugin_is_loaded_in_every_graded_run(make_task, kit):

@@ -5,6 +5,7 @@ Run as root, the test runs drop to uid 65534 (see task_kit.build_portable_python
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -249,7 +250,30 @@ def test_missing_or_odd_submission_earns_zero(make_task, kit):
     assert linked.score()["reason"] == "submission tests/test_r2e_0badc0de.py is not a regular file"
 
 
+def test_a_changed_a_is_graded_from_the_pristine_archive(make_task, kit):
+    # Shared-mode grading (the agent's own container): whatever the agent did to A's files, the runs are
+    # built from the copy in tests/, so the reward is the clean grading's; what it changed is reported.
+    clean = make_task(kit.GOOD_TEST).score()
+    task = make_task(kit.GOOD_TEST)
+    (task.workspace / kit.TARGET).write_text(kit.PRICING.replace("percent > 50", "percent > 60"))
+    (task.workspace / "src" / "shopcalc" / "__init__.py").unlink()
+    details = task.score()
+    assert details["reward"] == clean["reward"] == 1.0 and details["reason"] is None
+    assert details["restored_workspace_files"] == ["src/shopcalc/__init__.py", kit.TARGET]
+    assert clean["restored_workspace_files"] == []
+    RewardDetails.model_validate(details)
+    # The archive is the task's own: one that does not match the manifest is an internal error, never graded.
+    bad = make_task(kit.GOOD_TEST)
+    manifest = json.loads((bad.tests_dir / "workspace_manifest.json").read_text())
+    manifest["files"][kit.TARGET] = "0" * 64
+    (bad.tests_dir / "workspace_manifest.json").write_text(json.dumps(manifest))
+    assert bad.score()["reason"] == f"internal error: ValueError: pristine archive: {kit.TARGET} differs from the manifest"
+
+
 def test_tampered_workspace_earns_zero(make_task, kit):
+    # Without a pristine archive (tasks of config schema < 5, or too large to ship one), A is staged from
+    # the workspace and checked against the manifest.
+    make_task = functools.partial(make_task, pristine_archive=None)
     edited = make_task(kit.GOOD_TEST)
     (edited.workspace / kit.TARGET).write_text(kit.PRICING.replace("percent > 50", "percent > 60"))
     details = edited.score()

@@ -45,7 +45,8 @@ def __getattr__(name: str) -> Any:
 
 def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | None = None,
           python: str | None = None, run_lint: bool = True, rng: random.Random | None = None,
-          zygote: bool = True, subreaper: bool = False, detach_cleanup: bool = False) -> dict[str, Any]:
+          zygote: bool = True, subreaper: bool = False, detach_cleanup: bool = False,
+          strays_killed: int | None = None) -> dict[str, Any]:
     """Grade the submission in `workspace`; writes reward.txt + reward-details.json into `logs_dir`.
 
     `python` is the interpreter for the test runs (default: this one). `run_lint=False` and `rng` exist
@@ -66,19 +67,20 @@ def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | No
     try:
         grading = _sibling("verifier_grade")
         return grading.grade(scratch, failure, Path(tests_dir), Path(logs_dir), config=config, run_lint=run_lint,
-                             rng=rng, start=start)
+                             rng=rng, start=start, strays_killed=strays_killed)
     finally:
         if scratch is not None:
             scratch.close(detach=detach_cleanup)
 
 
 def _arguments(argv: list[str]) -> dict[str, str]:
-    """`--config C --workspace W --logs L [--python P]`, read without argparse (whose import costs about as
-    much as everything else before the zygote starts); anything else gets argparse's usage error."""
-    names = {"--config", "--workspace", "--logs", "--python"}
+    """`--config C --workspace W --logs L [--python P] [--strays kill]`, read without argparse (whose import
+    costs about as much as everything else before the zygote starts); anything else gets argparse's usage
+    error."""
+    names = {"--config", "--workspace", "--logs", "--python", "--strays"}
     pairs = dict(zip(argv[::2], argv[1::2]))
     if len(argv) % 2 or len(pairs) != len(argv) // 2 or not set(pairs) <= names \
-            or not {"--config", "--workspace", "--logs"} <= set(pairs):
+            or not {"--config", "--workspace", "--logs"} <= set(pairs) or pairs.get("--strays", "kill") != "kill":
         import argparse
 
         parser = argparse.ArgumentParser(description="Grade a test_synthesis submission and write the reward.")
@@ -86,6 +88,8 @@ def _arguments(argv: list[str]) -> dict[str, str]:
         parser.add_argument("--workspace", required=True, help="the repository at A, with the submission")
         parser.add_argument("--logs", required=True, help="where reward.txt and reward-details.json go")
         parser.add_argument("--python", default=None, help="interpreter for the test runs (default: this one)")
+        parser.add_argument("--strays", choices=["kill"], default=None,
+                            help="first kill the processes the agent left in this container (test.sh does)")
         return {f"--{k}": v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
     return pairs
 
@@ -93,9 +97,13 @@ def _arguments(argv: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: grade and write the reward; exit code 0 once the reward file is written."""
     args = _arguments(sys.argv[1:] if argv is None else argv)
+    # Before anything else: nothing the agent left running may watch or touch the grading.
+    # Only where Harbor puts the verifier (/tests): a copy run on a host must never signal the host's processes.
+    in_task = Path(__file__).resolve() == Path("/tests/verifier.py")
+    strays = _sibling("verifier_strays").reap() if args.get("--strays") == "kill" and in_task else None
     config = Path(args["--config"])
     details = score(Path(args["--workspace"]), config.parent, Path(args["--logs"]), config=config,
-                    python=args.get("--python"), subreaper=True, detach_cleanup=True)
+                    python=args.get("--python"), subreaper=True, detach_cleanup=True, strays_killed=strays)
     print(f"reward {details['reward']}" + (f" ({details['reason']})" if details["reason"] else ""))
     return 0
 

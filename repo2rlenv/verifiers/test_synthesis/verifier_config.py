@@ -4,7 +4,8 @@ The verifier cannot import pydantic (stdlib + pytest + coverage), so it reads th
 dataclass reader; a host test keeps the two field lists identical. Version 1 (before twins) is read
 too: its A′ diff is no longer used, and the twin settings take their defaults; version 2 (before
 pytest_plugins) is read with no plugins; version 3 (before the graded reward's settings) with μ = 0.5
-and no oracle lines (cov is then the coverage targets' share, as it was).
+and no oracle lines (cov is then the coverage targets' share, as it was); version 4 with no pristine
+archive (A is staged from the workspace, as it was).
 
 Stdlib only: copied verbatim into every task.
 """
@@ -27,11 +28,13 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
 # History: 1 = first version (variants.aprime: an A′ diff). 2 = twins drawn at grading time
 # (twin_runs, twin_kinds, case_timeout_sec; variants without aprime). 3 = pytest_plugins. 4 = the graded
 # reward: mutation_weight (μ, the siblings' share) and oracle_lines (what the coverage term is relative to).
-CONFIG_SCHEMA_VERSION = 4
+# 5 = pristine_archive (A's files shipped in tests/; runs are built from it, never from the workspace).
+CONFIG_SCHEMA_VERSION = 5
 REWARD_MODES = ("gated", "rfc")
 _DEFAULTS_V2 = {"twin_runs": 4, "twin_kinds": list(vtwins.KINDS), "case_timeout_sec": 60.0}
 _DEFAULTS_V3 = {"pytest_plugins": []}
 _DEFAULTS_V4 = {"mutation_weight": 0.5, "oracle_lines": []}
+_DEFAULTS_V5 = {"pristine_archive": None}
 # A plugin name as pytest's -p takes it: never an option, never "no:" (the verifier's own -p no: stay).
 _PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
@@ -70,6 +73,7 @@ class Config:
     pytest_plugins: tuple[str, ...]  # the task image's plugins, loaded with -p (autoload is off)
     mutation_weight: float  # μ: how much of the discrimination term the siblings' kills decide
     oracle_lines: tuple[int, ...]  # the function's lines the reference tests run on A: gated cov's base
+    pristine_archive: str | None  # A's files as tar.xz in tests/ (None: staged from the workspace, checked)
 
 
 def _check(name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -105,6 +109,8 @@ def read_config(path: Path) -> Config:
         raw = dict(raw, schema_version=3, **{k: v for k, v in _DEFAULTS_V3.items() if k not in raw})
     if raw.get("schema_version") == 3:
         raw = dict(raw, schema_version=4, **{k: v for k, v in _DEFAULTS_V4.items() if k not in raw})
+    if raw.get("schema_version") == 4:
+        raw = dict(raw, schema_version=5, **{k: v for k, v in _DEFAULTS_V5.items() if k not in raw})
     expected = {f.name for f in fields(Config)}
     if set(raw) != expected:
         raise ValueError(f"config keys differ from the schema: {sorted(set(raw) ^ expected)}")
@@ -139,6 +145,7 @@ def read_config(path: Path) -> Config:
                              for p in _check("pytest_plugins", raw["pytest_plugins"], list)),
         mutation_weight=float(_check("mutation_weight", raw["mutation_weight"], (int, float))),
         oracle_lines=ints("oracle_lines"),
+        pristine_archive=None if raw["pristine_archive"] is None else _relpath("pristine_archive", raw["pristine_archive"]),
     )
     if cfg.reward_mode not in REWARD_MODES:
         raise ValueError(f"config reward_mode {cfg.reward_mode!r} is not one of {REWARD_MODES}")

@@ -65,7 +65,8 @@ CONFIG_SCHEMA_VERSION = vconfig.CONFIG_SCHEMA_VERSION
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: twins (variants are runs: A, A′k, B′k, Sj′1), guard state and refusals per run, n_tests, kills.
 # 4: mutation_score; coverage.kind, oracle_lines, covered_oracle_lines (the graded reward).
-DETAILS_SCHEMA_VERSION = 4
+# 5: restored_workspace_files (A graded from the pristine archive), strays_killed (processes stopped first).
+DETAILS_SCHEMA_VERSION = 5
 REWARD_FILE = "reward.txt"
 DETAILS_FILE = "reward-details.json"
 # Harbor prefers reward.json when present: we never write it and delete any a test may have planted.
@@ -255,7 +256,13 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
         raise ValueError(f"target_file {cfg.target_file} is not in the manifest")
     details["ignored_workspace_files"], details["ignored_workspace_file_count"] = vws.ignored_files(
         workspace, manifest, cfg.submission)
-    vws.stage_workspace(workspace, manifest, layout.stage, exempt=cfg.submission)
+    if cfg.pristine_archive is not None:
+        # A comes from tests/ (copied in after the agent finished), so grading in the agent's own container
+        # does not depend on what the agent did to A's files; what it changed is reported, not graded.
+        details["restored_workspace_files"] = vws.changed_files(workspace, manifest, exempt=cfg.submission)
+        vws.stage_archive(tests_dir / cfg.pristine_archive, manifest, layout.stage, exempt=cfg.submission)
+    else:
+        vws.stage_workspace(workspace, manifest, layout.stage, exempt=cfg.submission)
     variants = Variants(cfg, layout.stage, tests_dir)
     modules = [m for m in vbytecode.modules_to_compile(layout.stage, cfg.target_file, [], list(cfg.import_roots))
                if m not in variants.protected]
@@ -354,9 +361,10 @@ def _run_details(result: vres.RunResult, variant: str) -> dict[str, Any]:
 
 def grade(scratch: vlayout.Scratch | None, failure: BaseException | None, tests_dir: Path, logs_dir: Path, *,
           config: Path | None = None, run_lint: bool = True, rng: random.Random | None = None,
-          start: float | None = None) -> dict[str, Any]:
+          start: float | None = None, strays_killed: int | None = None) -> dict[str, Any]:
     """Grade with the runs' processes in `scratch` (None when it could not be set up: `failure` says why);
-    writes reward.txt + reward-details.json into `logs_dir` and returns the details."""
+    writes reward.txt + reward-details.json into `logs_dir` and returns the details. `strays_killed`:
+    processes the agent left behind that test.sh's verifier stopped first (None: not looked for)."""
     start = time.monotonic() if start is None else start
     tests_dir, logs_dir = Path(tests_dir), Path(logs_dir)
     logs_dir.mkdir(parents=True, exist_ok=True)
@@ -367,6 +375,8 @@ def grade(scratch: vlayout.Scratch | None, failure: BaseException | None, tests_
         "mutation_score": None, "n_cases": 0, "n_tests": 0,
         "kills": {}, "cases": [], "lint": [], "variants": [], "timings": {},
     }
+    if strays_killed is not None:
+        details["strays_killed"] = strays_killed
     try:
         if scratch is None:
             raise failure or RuntimeError("no scratch dir")

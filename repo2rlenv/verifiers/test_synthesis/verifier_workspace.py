@@ -101,6 +101,51 @@ def stage_workspace(workspace: Path, manifest: dict[str, str], stage: Path, *, e
         os.chmod(dest, 0o755 if st.st_mode & 0o111 else 0o644)
 
 
+def stage_archive(archive: Path, manifest: dict[str, str], stage: Path, *, exempt: str) -> None:
+    """Stage A from the pristine archive shipped in tests/: exactly the manifest's files, each checked
+    against its sha256 (the archive is the task's own; a mismatch is an internal error, not the agent's)."""
+    import tarfile
+
+    wanted = {rel: digest for rel, digest in manifest.items() if rel != exempt}
+    seen: set[str] = set()
+    with tarfile.open(archive, mode="r:xz") as tar:
+        for member in tar:
+            rel = member.name
+            if not member.isfile() or rel not in wanted or rel in seen:
+                raise ValueError(f"pristine archive: unexpected member {rel!r}")
+            handle = tar.extractfile(member)
+            data = handle.read() if handle else b""
+            if hashlib.sha256(data).hexdigest() != wanted[rel].lower():
+                raise ValueError(f"pristine archive: {rel} differs from the manifest")
+            dest = safe_join(stage, rel)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            os.chmod(dest, 0o755 if member.mode & 0o111 else 0o644)
+            seen.add(rel)
+    missing = sorted(set(wanted) - seen)
+    if missing:
+        raise ValueError(f"pristine archive: {len(missing)} files of the manifest missing, e.g. {missing[0]}")
+
+
+def changed_files(workspace: Path, manifest: dict[str, str], *, exempt: str, limit: int = 50) -> list[str]:
+    """A's files the workspace no longer holds as built (changed, removed, not regular): first `limit`."""
+    found: list[str] = []
+    for rel, digest in sorted(manifest.items()):
+        if rel == exempt:
+            continue
+        try:
+            path = safe_join(workspace, rel)
+            st = os.stat(path)
+            same = stat.S_ISREG(st.st_mode) and hashlib.sha256(path.read_bytes()).hexdigest() == digest.lower()
+        except (OSError, WorkspaceError):
+            same = False
+        if not same:
+            found.append(rel)
+            if len(found) >= limit:
+                break
+    return found
+
+
 def ignored_files(workspace: Path, manifest: dict[str, str], submission: str, limit: int = 50) -> tuple[list[str], int]:
     """Workspace files outside the manifest that could affect a run (never copied); first `limit` and the count."""
     found: list[str] = []

@@ -35,7 +35,7 @@ from repo2rlenv.dataset.task_toml import (
 from repo2rlenv.sandbox.dockerfile import render_dockerfile
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.dataset.taskdir import TaskPaths
-from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest
+from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest, write_pristine_archive
 
 
 class TaskSpec(BaseModel):
@@ -182,9 +182,13 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
             paths.siblings.mkdir()
             for i, diff in enumerate(spec.sibling_diffs, 1):
                 (paths.siblings / f"{i:02d}.diff").write_text(diff)
-        paths.verifier_config.write_text(json.dumps(spec.verifier_config, indent=2, sort_keys=True) + "\n")
         repo_files = [p.relative_to(paths.repo).as_posix() for p in paths.repo.rglob("*") if p.is_file()]
         paths.workspace_manifest.write_text(workspace_manifest(paths.repo, repo_files).model_dump_json(indent=1))
+        config = dict(spec.verifier_config)
+        archive = config.get("pristine_archive")
+        if archive and not write_pristine_archive(paths.repo, repo_files, paths.tests / archive):
+            config["pristine_archive"] = None  # too large to ship: A is staged from the workspace instead
+        paths.verifier_config.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
         paths.solution.mkdir()
         paths.solve_sh.write_text(render_solve(spec))
         paths.solve_sh.chmod(0o755)
