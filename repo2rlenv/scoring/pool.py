@@ -12,6 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -40,6 +41,9 @@ class WarmPool:
         # while verifiers run would only slow those down.
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="r2e-pool")
         self._first = [self._starter.submit(self._start_one) for _ in range(size)]
+        # Idle containers go when the pool does, also when its owner forgets `close()` or the interpreter
+        # exits (a trainer's reward object lives as long as the process).
+        self._finalizer = weakref.finalize(self, _remove_idle, self._ready)
 
     def wait(self) -> None:
         """Return once the first `size` containers are up (or failed to start)."""
@@ -87,10 +91,14 @@ class WarmPool:
         with self._lock:
             self._closed = True
         self._starter.shutdown(wait=True, cancel_futures=True)
-        while True:
-            try:
-                item = self._ready.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(item, DockerSession):
-                item.close()
+        self._finalizer()
+
+
+def _remove_idle(ready: queue.Queue) -> None:
+    while True:
+        try:
+            item = ready.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(item, DockerSession):
+            item.close()
