@@ -59,6 +59,12 @@ def _slug_from(text: str) -> str:
     return "__".join(re.sub(r"[^A-Za-z0-9_.-]", "-", p) for p in tail).lower()
 
 
+def source_slug(spec: str) -> str:
+    """The slug `resolve_source` gives `spec`, without opening or cloning anything."""
+    local = Path(spec).expanduser()
+    return _slug_from(str(local.resolve()) if local.exists() else spec)
+
+
 def default_cache_dir() -> Path:
     import os
 

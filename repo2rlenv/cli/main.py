@@ -32,7 +32,18 @@ def main() -> None:
 def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
         click.option("--pipeline", default=None, help="Pipeline to run (default: test_synthesis)."),
-        click.option("--repo", default=None, help="Local path, git URL, or GitHub owner/name."),
+        click.option("--repo", "repos", multiple=True,
+                     help="Local path, git URL, or GitHub owner/name. Repeat it for a corpus run."),
+        click.option("--repos", "repos_file", type=click.Path(path_type=Path), default=None,
+                     help="File of repos, one per line: SPEC [ref=REF] [KEY=VALUE ...] (a corpus run)."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+                     help="Where a corpus's repos run (default: local, one at a time)."),
+        click.option("--address", default=None, help="Ray cluster to join (--executor ray); default: start one here."),
+        click.option("--workers", type=int, default=None,
+                     help="Repos at once on a Ray cluster this run starts (default: 1 per 2 cores)."),
+        click.option("--max-tasks", type=int, default=None, help="Most tasks of a corpus run, over all repos."),
+        click.option("--retry-failed", is_flag=True, default=False,
+                     help="On a rerun of a corpus, run the repos that failed again."),
         click.option("--ref", default=None, help="Branch, tag or commit (default: HEAD)."),
         click.option("--pipeline-opt", "pipeline_opt", multiple=True, metavar="KEY=VALUE",
                      help="Pipeline option; true/false → bool, JSON literal → value, else string. Repeatable."),
@@ -60,12 +71,27 @@ def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+_CORPUS_FLAGS = ("executor", "address", "workers", "max_tasks", "retry_failed")
+
+
 def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool, verbose: bool = False,
                   state: _Failing | None = None) -> int:
     from repo2rlenv.config import build_config, load_config_file, parse_pipeline_opts
     from repo2rlenv.generate import run_generate
     from repo2rlenv.progress import Reporter
 
+    repos = list(flags.pop("repos", ()) or ())
+    repos_file = flags.pop("repos_file", None)
+    corpus = {k: flags.pop(k, None) for k in _CORPUS_FLAGS}
+    if repos_file is not None or len(repos) > 1:
+        return _run_corpus(flags, repos, repos_file, corpus, config_file, as_json, state)
+    if any(v for v in corpus.values()):
+        from repo2rlenv.errors import ConfigError
+
+        given = next(k for k, v in corpus.items() if v)
+        raise ConfigError(f"--{given.replace('_', '-')} is for corpus runs: pass --repos FILE or --repo more than once")
+    if repos:
+        flags["repo"] = repos[0]
     file_values = load_config_file(config_file) if config_file else {}
     opts = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
     # Convenience flags are pipeline options under another name; an explicit --pipeline-opt wins.
@@ -87,10 +113,51 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
     return 0 if result.emitted else 1
 
 
+def _run_corpus(flags: dict[str, Any], repos: list[str], repos_file: Path | None, corpus: dict[str, Any],
+                config_file: Path | None, as_json: bool, state: _Failing | None) -> int:
+    from repo2rlenv.config import build_config, load_config_file, parse_pipeline_opts
+    from repo2rlenv.corpus.driver import plan_corpus, run_corpus
+    from repo2rlenv.corpus.entries import corpus_entries
+    from repo2rlenv.config import validate_options
+    from repo2rlenv.corpus.executors import executor_factory
+    from repo2rlenv.errors import ConfigError
+    from repo2rlenv.generate import check_model
+    from repo2rlenv.pipelines.registry import get_pipeline
+    from repo2rlenv.progress import Reporter
+
+    if flags.get("ref"):
+        raise ConfigError("--ref is for one repo: give each repo its ref in the --repos file (SPEC ref=REF)")
+    entries = corpus_entries(repos, repos_file)
+    file_values = load_config_file(config_file) if config_file else {}
+    opts = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
+    if flags.pop("no_validate", None):
+        opts.setdefault("validate_tasks", False)
+    verifier_mode = flags.pop("harbor_verifier", None)
+    if verifier_mode:
+        opts.setdefault("harbor_verifier", verifier_mode)
+    flags["pipeline_opts"] = opts
+    flags["repo"] = entries[0].spec
+    base = build_config(file_values, flags)
+    plan = plan_corpus(base, entries, max_tasks=corpus["max_tasks"], retry_failed=bool(corpus["retry_failed"]))
+    make_executor = executor_factory(corpus["executor"] or "local", address=corpus["address"],
+                                     workers=corpus["workers"])
+    reporter = Reporter(quiet=as_json)
+    if state is not None:
+        state.reporter = reporter
+    # The model is checked once for the corpus, before any repo starts (each repo's run checks it again).
+    pipeline = get_pipeline(base.pipeline)
+    first = plan.configs[entries[0].name]
+    check_model(base, pipeline, validate_options(pipeline.options_model, first.pipeline_opts), reporter)
+    summary = run_corpus(plan, make_executor, reporter)
+    if as_json:
+        click.echo(json.dumps(summary.to_json(), indent=2, sort_keys=True))
+    return 0 if summary.totals.emitted else 1
+
+
 @main.command()
 @_generate_options
 def generate(config_file: Path | None, as_json: bool, verbose: bool, **flags: Any) -> None:
-    """Mine broken/fixed pairs of a repo and write Harbor tasks."""
+    """Mine broken/fixed pairs of a repo (or of many: --repos FILE) and write Harbor tasks."""
     state = _Failing()
     _guard(lambda: _run_generate(flags, config_file, as_json, verbose, state), state)
 

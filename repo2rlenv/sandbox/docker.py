@@ -30,7 +30,7 @@ from repo2rlenv.sandbox.dockerfile import VENV_PYTHON
 from repo2rlenv.sandbox.dockerfile import render_dockerfile as _render
 from repo2rlenv.sandbox.environments import environment_plan, file_hashes
 from repo2rlenv.sandbox.install import InstallPlan, plan_install
-from repo2rlenv.sandbox.owners import OWNER_LABEL, owner_label, reap_once
+from repo2rlenv.sandbox.owners import OWNER_LABEL, owner_label, reap_once, start_tethered
 
 WORKSPACE = "/workspace"
 LABEL = "repo2rlenv"
@@ -178,11 +178,12 @@ class DockerSession:
         # `harden=False` runs with Docker's default capabilities, as Harbor runs task containers.
         self._harden = harden
         self._container: Any = None
+        self._tether: Any = None  # the attach socket that keeps the container alive (sandbox/owners.py)
         self._start()
 
     def _start(self) -> None:
-        self._container = self._client.containers.run(
-            self._image, ["sleep", "infinity"], detach=True, init=True,
+        self._container, self._tether = start_tethered(
+            self._client, self._image, init=True,
             name=f"r2e-{uuid.uuid4().hex[:12]}", labels={LABEL: "session", OWNER_LABEL: owner_label()},
             network_mode="none", mem_limit=f"{self._limits.memory_mb}m",
             memswap_limit=f"{self._limits.memory_mb}m", nano_cpus=int(self._limits.cpus * 1e9),
@@ -286,6 +287,12 @@ class DockerSession:
             except Exception:
                 pass
             self._container = None
+        if self._tether is not None:
+            try:
+                self._tether.close()
+            except OSError:
+                pass
+            self._tether = None
 
     def close(self) -> None:
         self._remove()

@@ -3,8 +3,8 @@
 Every container serves exactly one score and is then removed, so each score starts from the image as
 built — the state a fresh Harbor verifier container has — and nothing one submission did (files, processes,
 a poisoned site-packages) can reach the next. What the pool saves is the start-up: a background thread
-keeps `size` containers running idle (`sleep infinity`), so a score takes one that is already up and the
-replacement starts while the verifier runs.
+keeps `size` containers running idle (tethered to this process: they go if it dies, sandbox/owners.py), so
+a score takes one that is already up and the replacement starts while the verifier runs.
 """
 
 from __future__ import annotations

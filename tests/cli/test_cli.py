@@ -64,6 +64,29 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, needle):
     assert needle in _bad(tmp_path, *args)
 
 
+@pytest.mark.parametrize(
+    ("lines", "args", "needle"),
+    [("owner/a limit\n", [], "corpus.txt:1: expected KEY=VALUE after the repository, got 'limit'"),
+     ("owner/a\nowner/b limit=0\n", [], "corpus.txt:2: pipeline option 'limit': 0 is not allowed"),
+     ("owner/a\n./no-such-dir\n", [], "corpus.txt:2: no such directory: ./no-such-dir"),
+     ("owner/a\nowner/a\n", [], "corpus.txt:2: owner/a is listed twice"),
+     ("# empty\n", [], "lists no repository"),
+     ("owner/a\n", ["--ref", "main"], "--ref is for one repo"),
+     ("owner/a\n", ["--max-tasks", "0"], "--max-tasks must be at least 1"),
+     ("owner/a\n", ["--executor", "ray", "--workers", "0"], "--workers must be at least 1"),
+     ("owner/a\n", ["--workers", "2"], "--address and --workers are for --executor ray"),
+     ("owner/a\n", ["--llm", "openai/x", "--llm-base-url", "http://127.0.0.1:9/v1"], "cannot be reached")],
+)
+def test_a_bad_corpus_is_one_line_and_exit_2(tmp_path, lines, args, needle):
+    listing = tmp_path / "corpus.txt"
+    listing.write_text(lines)
+    assert needle in _bad(tmp_path, "--repos", str(listing), *args)
+
+
+def test_corpus_flags_need_a_corpus(tmp_path):
+    assert "--max-tasks is for corpus runs" in _bad(tmp_path, "--repo", str(EXAMPLE), "--max-tasks", "3")
+
+
 def test_docker_requested_without_daemon(tmp_path):
     line = _bad(tmp_path, "--repo", str(EXAMPLE), "--sandbox", "docker", "--pipeline-opt", "strategy=mutation",
                 env={"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"})

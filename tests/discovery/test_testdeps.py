@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from repo2rlenv.discovery.project import Project
 from repo2rlenv.discovery.testdeps import SOURCES, discover_test_deps

@@ -5,7 +5,6 @@ only in [dependency-groups] or tox.ini, and a requires-python the default image 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
