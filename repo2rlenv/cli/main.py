@@ -74,9 +74,23 @@ def _generate_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 _CORPUS_FLAGS = ("executor", "address", "workers", "max_tasks", "retry_failed")
 
 
+def _pipeline_opts(flags: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline options of the flags (taken out of `flags`): --pipeline-opt pairs, and the
+    convenience flags that are pipeline options under another name (an explicit --pipeline-opt wins)."""
+    from repo2rlenv.config import parse_pipeline_opts
+
+    opts = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
+    if flags.pop("no_validate", None):
+        opts.setdefault("validate_tasks", False)
+    verifier_mode = flags.pop("harbor_verifier", None)
+    if verifier_mode:
+        opts.setdefault("harbor_verifier", verifier_mode)
+    return opts
+
+
 def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool, verbose: bool = False,
                   state: _Failing | None = None) -> int:
-    from repo2rlenv.config import build_config, load_config_file, parse_pipeline_opts
+    from repo2rlenv.config import build_config, load_config_file
     from repo2rlenv.generate import run_generate
     from repo2rlenv.progress import Reporter
 
@@ -93,14 +107,7 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
     if repos:
         flags["repo"] = repos[0]
     file_values = load_config_file(config_file) if config_file else {}
-    opts = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
-    # Convenience flags are pipeline options under another name; an explicit --pipeline-opt wins.
-    if flags.pop("no_validate", None):
-        opts.setdefault("validate_tasks", False)
-    verifier_mode = flags.pop("harbor_verifier", None)
-    if verifier_mode:
-        opts.setdefault("harbor_verifier", verifier_mode)
-    flags["pipeline_opts"] = opts
+    flags["pipeline_opts"] = _pipeline_opts(flags)
     config = build_config(file_values, flags)
     reporter = Reporter(quiet=as_json, verbose=verbose)
     if state is not None:
@@ -115,7 +122,7 @@ def _run_generate(flags: dict[str, Any], config_file: Path | None, as_json: bool
 
 def _run_corpus(flags: dict[str, Any], repos: list[str], repos_file: Path | None, corpus: dict[str, Any],
                 config_file: Path | None, as_json: bool, state: _Failing | None) -> int:
-    from repo2rlenv.config import build_config, load_config_file, parse_pipeline_opts
+    from repo2rlenv.config import build_config, load_config_file
     from repo2rlenv.corpus.driver import plan_corpus, run_corpus
     from repo2rlenv.corpus.entries import corpus_entries
     from repo2rlenv.config import validate_options
@@ -129,13 +136,7 @@ def _run_corpus(flags: dict[str, Any], repos: list[str], repos_file: Path | None
         raise ConfigError("--ref is for one repo: give each repo its ref in the --repos file (SPEC ref=REF)")
     entries = corpus_entries(repos, repos_file)
     file_values = load_config_file(config_file) if config_file else {}
-    opts = parse_pipeline_opts(flags.pop("pipeline_opt", ()) or ())
-    if flags.pop("no_validate", None):
-        opts.setdefault("validate_tasks", False)
-    verifier_mode = flags.pop("harbor_verifier", None)
-    if verifier_mode:
-        opts.setdefault("harbor_verifier", verifier_mode)
-    flags["pipeline_opts"] = opts
+    flags["pipeline_opts"] = _pipeline_opts(flags)
     flags["repo"] = entries[0].spec
     base = build_config(file_values, flags)
     plan = plan_corpus(base, entries, max_tasks=corpus["max_tasks"], retry_failed=bool(corpus["retry_failed"]))
