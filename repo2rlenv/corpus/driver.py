@@ -72,10 +72,24 @@ def plan_corpus(base: GenerateConfig, entries: list[RepoEntry], *, max_tasks: in
     return plan
 
 
+# Options that cannot change a repo's tasks (as for the pipeline's own journal): a larger limit, say,
+# continues the same journal.
+_NOT_DECIDING = ("limit", "validate_tasks", "gate_workers")
+
+
+def _deciding(opts: dict) -> dict:
+    return {k: v for k, v in opts.items() if k not in _NOT_DECIDING}
+
+
 def _state_key(base: GenerateConfig) -> str:
-    """What could change a repo's tasks (limits excluded: a larger one continues the same journal)."""
-    opts = {k: v for k, v in base.pipeline_opts.items() if k not in ("limit", "validate_tasks", "gate_workers")}
-    return journal_key(base.pipeline, opts, base.sandbox, base.base_image, base.llm, base.llm_base_url)
+    """The run's settings that could change tasks: the journal's file name."""
+    return journal_key(base.pipeline, _deciding(base.pipeline_opts), base.sandbox, base.base_image, base.llm,
+                       base.llm_base_url)
+
+
+def _repo_settings(config: GenerateConfig) -> str:
+    """One repo's own settings (its line's options over the run's), limits aside."""
+    return journal_key(config.repo, config.ref, _deciding(config.pipeline_opts))
 
 
 class _Run:
@@ -84,7 +98,9 @@ class _Run:
         self.dataset = DatasetPaths(plan.base.out)
         self.journal: Journal[CorpusRecord] = Journal(
             self.dataset.root / STATE_DIR / f"{_state_key(plan.base)}.jsonl", CorpusRecord, "name")
-        self.records = self.journal.load()
+        # An earlier run's record counts only for the same options (a changed line starts that repo anew).
+        self.records = {name: rec for name, rec in self.journal.load().items()
+                        if name in plan.configs and rec.settings == _repo_settings(plan.configs[name])}
         self.finished: dict[str, RepoOutcome] = {}
         self.running: dict[str, int] = {}  # name → budget
         self.driver_sec = 0.0  # the driver's own work: publishing, manifest, journal
@@ -121,8 +137,8 @@ class _Run:
         limit = rec.limit if rec is not None and rec.outcome is None else self.budget(entry.name)
         if limit <= 0:
             return False
-        self.journal.append(CorpusRecord(name=entry.name, limit=limit))
         config = self.plan.configs[entry.name]
+        self.journal.append(CorpusRecord(name=entry.name, limit=limit, settings=_repo_settings(config)))
         config = config.model_copy(update={"pipeline_opts": {**config.pipeline_opts, "limit": limit}})
         self.running[entry.name] = limit
         self.board.update([(entry.name, "starting", f"budget {limit} tasks")])
@@ -138,7 +154,8 @@ class _Run:
             outcome = outcome.model_copy(update={"emitted": published,
                                                  "error": f"tasks missing from the run folder: {missing}"})
         write_manifest(self.dataset)
-        self.journal.append(CorpusRecord(name=outcome.name, limit=outcome.limit or 0, outcome=outcome))
+        self.journal.append(CorpusRecord(name=outcome.name, limit=outcome.limit or 0, outcome=outcome,
+                                         settings=_repo_settings(self.plan.configs[outcome.name])))
         self.finished[outcome.name] = outcome
         self.board.ended(outcome)
         self.driver_sec += time.monotonic() - began

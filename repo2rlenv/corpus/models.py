@@ -66,6 +66,8 @@ class CorpusRecord(BaseModel):
 
     name: str
     limit: int
+    settings: str = Field("", description="Key of the repo's own options (limit aside): a line whose options "
+                          "changed is a new repo to the journal.")
     outcome: RepoOutcome | None = None
 
 

@@ -8,10 +8,15 @@ import json
 import signal
 import subprocess
 import time
+from pathlib import Path
 
-from repo2rlenv.corpus.entries import read_repos_file
+from repo2rlenv.config import GenerateConfig
+from repo2rlenv.corpus.driver import plan_corpus, run_corpus
+from repo2rlenv.corpus.entries import RepoEntry, read_repos_file
+from repo2rlenv.corpus.executors import LocalExecutor
 from repo2rlenv.dataset.manifest import read_manifest
 from repo2rlenv.dataset.taskdir import DatasetPaths
+from repo2rlenv.progress import Reporter
 from repo2rlenv.sandbox import owners
 from repo2rlenv.sandbox.docker import LABEL, docker_client
 
@@ -92,3 +97,30 @@ def test_a_driver_killed_mid_repo_is_continued_by_the_rerun(uninterrupted_corpus
     rows = read_manifest(DatasetPaths(out).manifest)
     assert len(rows) == len({r.task_id for r in rows}) == 3
     assert _summary(out)["totals"] == _summary(uninterrupted_corpus)["totals"]
+
+
+def _journal_lines(out: Path) -> list[dict]:
+    return [json.loads(line) for f in sorted((out / ".r2e-corpus").glob("*.jsonl")) for line in f.read_text().splitlines()]
+
+
+def test_reruns_keep_a_finished_repo_unless_its_options_changed_or_failed_repos_are_retried(tmp_path):
+    # A repo that fails at once (its directory is gone): the journal's logic, without Docker.
+    out = tmp_path / "out"
+    base = GenerateConfig(repo="x", out=out, pipeline_opts={"strategy": "mutation"})
+
+    def run(options=None, retry=False):
+        entry = RepoEntry(spec=str(tmp_path / "gone"), options=options or {})
+        plan = plan_corpus(base, [entry], max_tasks=None, retry_failed=retry)
+        return run_corpus(plan, LocalExecutor, Reporter(quiet=True))
+
+    first = run()
+    assert first.totals.failed == 1 and first.repos[0].stage_reached == "source"
+    assert [bool(r["outcome"]) for r in _journal_lines(out)] == [False, True]
+    assert run().repos[0] == first.repos[0]  # kept: nothing ran
+    assert len(_journal_lines(out)) == 2
+    run({"siblings": 1})  # the line's options changed: the repo runs again
+    assert len(_journal_lines(out)) == 4
+    run({"siblings": 1, "limit": 7})  # a limit is not a new setting: still kept
+    assert len(_journal_lines(out)) == 4
+    run({"siblings": 1}, retry=True)
+    assert len(_journal_lines(out)) == 6

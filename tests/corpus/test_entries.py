@@ -8,7 +8,12 @@ import pytest
 
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.corpus.driver import plan_corpus
-from repo2rlenv.corpus.entries import RepoEntry, corpus_entries, parse_line, read_repos_file
+from repo2rlenv.corpus.entries import (
+    RepoEntry,
+    corpus_entries,
+    parse_line,
+    read_repos_file,
+)
 from repo2rlenv.errors import ConfigError
 
 
@@ -93,3 +98,4 @@ def test_paths_are_plain_strings_in_the_plan(tmp_path):
     cfg = next(iter(plan.configs.values()))
     assert GenerateConfig.model_validate_json(cfg.model_dump_json()) == cfg
     assert isinstance(cfg.out, Path)
+

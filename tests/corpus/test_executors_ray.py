@@ -17,6 +17,7 @@ from repo2rlenv.sandbox.docker import LABEL, docker_client
 
 from .conftest import corpus_command, tree_digest, wait_for
 
+
 def _ray_task_workers() -> list[int]:
     res = subprocess.run(["pgrep", "-f", "^ray::run_remote"], capture_output=True, text=True)
     return [int(p) for p in res.stdout.split()]

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import os
 
-from repo2rlenv.corpus.publish import pack_run, publish_tasks, run_dir, sweep_partials, unpack_run
-from repo2rlenv.dataset.manifest import ValidationSummary, save_validation, validation_path
+from repo2rlenv.corpus.publish import (
+    pack_run,
+    publish_tasks,
+    run_dir,
+    sweep_partials,
+    unpack_run,
+)
+from repo2rlenv.dataset.manifest import (
+    ValidationSummary,
+    save_validation,
+    validation_path,
+)
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
 
