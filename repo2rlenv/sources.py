@@ -114,10 +114,17 @@ def _clone_or_update(spec: str, url: str, cache_dir: Path) -> RepoSource:
             git.Repo.clone_from(url, tmp, bare=True, env={"GIT_TERMINAL_PROMPT": "0"})
             tmp.rename(dest)
     except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip().splitlines()
-        last = detail[-1].strip() if detail else "git failed"
-        raise SourceError(f"cannot clone {url}: {last}") from exc
+        raise SourceError(f"cannot clone {url}: {git_cause(exc.stderr or str(exc))}") from exc
     return RepoSource(spec=spec, kind="remote", path=dest, url=url, slug=_slug_from(url))
+
+
+def git_cause(stderr: str) -> str:
+    """git's own reason in GitPython's stderr text (`  stderr: '…'`, progress lines, then `fatal: …`)."""
+    lines = [line.strip().removeprefix("stderr:").strip().strip("'").strip() for line in stderr.splitlines()]
+    lines = [line for line in lines if line]
+    fatal = [line for line in lines if line.lower().startswith(("fatal:", "error:", "remote:"))]
+    # The first fatal line is the cause; later ones are its consequences ("Could not read from remote").
+    return fatal[0] if fatal else (lines[-1] if lines else "git failed")
 
 
 def resolve_commit(source: RepoSource, ref: str | None) -> str | None:

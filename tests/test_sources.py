@@ -92,3 +92,17 @@ def test_owner_name_maps_to_github_url(tmp_path: Path, monkeypatch):
     with pytest.raises(SourceError):
         resolve_source("pallets/click", cache_dir=tmp_path)
     assert seen["url"] == "https://github.com/pallets/click.git"
+
+
+def test_a_failed_clone_says_gits_own_reason():
+    from repo2rlenv.sources import git_cause
+
+    # GitPython's shape: the stderr quoted after `stderr:`, progress first, the quote on a line of its own.
+    stderr = ("\n  stderr: 'Cloning into bare repository '/c/x.git.partial'...\n"
+              "fatal: unable to access 'https://github.com/o/n.git/': Could not resolve host: github.com\n'")
+    assert git_cause(stderr) == "fatal: unable to access 'https://github.com/o/n.git/': Could not resolve host: github.com"
+    stderr = ("\n  stderr: 'fatal: '/nope.git' does not appear to be a git repository\n"
+              "fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n'")
+    assert git_cause(stderr) == "fatal: '/nope.git' does not appear to be a git repository"
+    assert git_cause("\n  stderr: 'something odd\n'") == "something odd"
+    assert git_cause("") == "git failed"

@@ -51,7 +51,7 @@ from repo2rlenv.pysource.functions import (  # the target rules of function disc
 )
 from repo2rlenv.pipelines.test_synthesis.mine.mutants import unified_diff
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
-from repo2rlenv.sources import RepoSource
+from repo2rlenv.sources import RepoSource, git_cause
 from repo2rlenv.verifiers.test_synthesis.verifier_patch import make_diff
 
 if TYPE_CHECKING:
@@ -315,8 +315,7 @@ def mine_commit_pairs(source: RepoSource, ref_commit: str | None, a_dir: Path, b
             else:
                 skipped[f"commit: {outcome.value}"] += 1
     except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip().splitlines()
-        raise SourceError(f"cannot walk the history of {source.spec}: {detail[-1] if detail else exc}") from exc
+        raise SourceError(f"cannot walk the history of {source.spec}: {git_cause(exc.stderr or str(exc))}") from exc
     if boundary is not None and not candidates:
         raise NoHistoryError(
             f"{source.spec} is a shallow clone: its history ends at {boundary[:12]} after {scanned} "
