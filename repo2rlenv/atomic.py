@@ -45,3 +45,14 @@ def staging_dir(parent: Path, name: str) -> Path:
     """A fresh hidden temp dir next to where `name` will be published (same filesystem → atomic rename)."""
     parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=parent))
+
+
+def sweep_staging(root: Path) -> int:
+    """Remove the staging dirs (`staging_dir`'s `.NAME.partial-*`) a killed run left anywhere under `root`;
+    how many."""
+    removed = 0
+    for staging in list(root.glob("**/.*.partial-*")):
+        if staging.is_dir():
+            shutil.rmtree(staging, ignore_errors=True)
+            removed += 1
+    return removed

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repo2rlenv import atomic
 from repo2rlenv.config import GenerateConfig, validate_options
 from repo2rlenv.discovery.version import describe_tag
 from repo2rlenv.errors import ConfigError
@@ -113,8 +114,7 @@ def remove_partial_output(out: Path, *, created: bool) -> None:
     --out holding tasks, or one that existed before, keeps them."""
     if not out.is_dir():
         return
-    for staging in out.glob("**/.*.partial-*"):
-        shutil.rmtree(staging, ignore_errors=True)
+    atomic.sweep_staging(out)
     tasks = out / "tasks"
     if not created or (tasks.is_dir() and any(p.is_dir() for p in tasks.iterdir())):
         return

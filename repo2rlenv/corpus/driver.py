@@ -27,7 +27,7 @@ from repo2rlenv.corpus.board import Board
 from repo2rlenv.corpus.entries import RepoEntry
 from repo2rlenv.corpus.executors import Executor
 from repo2rlenv.corpus.models import CorpusRecord, CorpusSummary, CorpusTotals, RepoJob, RepoOutcome
-from repo2rlenv.corpus.publish import publish_tasks, run_dir, sweep_partials
+from repo2rlenv.corpus.publish import publish_tasks, run_dir
 from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.dataset.taskdir import DatasetPaths
 from repo2rlenv.errors import ConfigError
@@ -210,7 +210,7 @@ def run_corpus(plan: CorpusPlan, make_executor: Callable[[Path], Executor], repo
     # The executor first: a cluster that cannot run repos is refused before anything is written.
     executor = make_executor(root)
     root.mkdir(parents=True, exist_ok=True)
-    sweep_partials(root)
+    atomic.sweep_staging(root)
     run = _Run(plan, executor, reporter)
     try:
         summary = run.run()

@@ -21,16 +21,6 @@ def run_dir(dataset: DatasetPaths, name: str) -> Path:
     return dataset.root / RUNS_DIR / name
 
 
-def sweep_partials(root: Path) -> int:
-    """Remove staging dirs (`.NAME.partial-*`) a killed run left under `root`; how many."""
-    removed = 0
-    for staging in list(root.glob("**/.*.partial-*")):
-        if staging.is_dir():
-            shutil.rmtree(staging, ignore_errors=True)
-            removed += 1
-    return removed
-
-
 def _link_tree(src: Path, dest: Path) -> None:
     """`dest` as a copy of `src` made of hard links (no extra space; task files are never edited in place,
     only replaced), or of real copies where the filesystem has no links."""

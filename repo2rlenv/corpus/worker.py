@@ -14,7 +14,6 @@ from repo2rlenv.progress import Reporter, Tick
 
 # (repo name, stage, note): where a worker's progress goes (the driver's live lines).
 Post = Callable[[str, str, str], None]
-LOGS_DIR = "logs"
 
 
 class ForwardingReporter(Reporter):
@@ -59,7 +58,7 @@ def run_repo(job: RepoJob, post: Post, *, dataset_root: Path | None = None, limi
     """Run `job` and describe how it ended. `dataset_root` makes the log path in the outcome relative."""
     from repo2rlenv.errors import classify
     from repo2rlenv.failures import failure_line, write_log
-    from repo2rlenv.generate import run_generate
+    from repo2rlenv.generate import LOGS_DIR, run_generate
 
     config = job.config
     reporter = ForwardingReporter(job.name, post)

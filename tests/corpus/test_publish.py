@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import os
 
-from repo2rlenv.corpus.publish import (
-    pack_run,
-    publish_tasks,
-    run_dir,
-    sweep_partials,
-    unpack_run,
-)
+from repo2rlenv import atomic
+from repo2rlenv.corpus.publish import pack_run, publish_tasks, run_dir, unpack_run
 from repo2rlenv.dataset.manifest import (
     ValidationSummary,
     save_validation,
@@ -62,5 +57,5 @@ def test_sweeping_removes_staging_dirs_only(tmp_path):
     (tmp_path / "tasks" / ".t1.partial-abc").mkdir(parents=True)
     (tmp_path / "runs" / "r" / "tasks" / ".t2.partial-xyz").mkdir(parents=True)
     (tmp_path / "tasks" / "t3").mkdir()
-    assert sweep_partials(tmp_path) == 2
+    assert atomic.sweep_staging(tmp_path) == 2
     assert [p.name for p in (tmp_path / "tasks").iterdir()] == ["t3"]
