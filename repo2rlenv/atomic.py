@@ -56,3 +56,11 @@ def sweep_staging(root: Path) -> int:
             shutil.rmtree(staging, ignore_errors=True)
             removed += 1
     return removed
+
+
+def remove_dir(path: Path) -> None:
+    """Remove a published dir at once: renamed to a staging name first (which `sweep_staging` clears if
+    the delete is killed), so readers see it whole or not at all."""
+    trash = staging_dir(path.parent, path.name)
+    os.replace(path, trash / path.name)
+    shutil.rmtree(trash, ignore_errors=True)

@@ -125,3 +125,87 @@ def r2e_cache(tmp_path_factory) -> Path:
     """One repo2rlenv cache (clones, local-sandbox venvs) for the whole session: entries are keyed by
     content, so sharing it only saves rebuilding identical venvs."""
     return tmp_path_factory.mktemp("r2e-cache")
+
+
+@pytest.fixture(scope="session")
+def scored_dataset(tmp_path_factory, docker_ready, r2e_cache) -> Path:
+    """A validated dataset of two example tasks; tests copy it before changing anything."""
+    from repo2rlenv.config import GenerateConfig
+    from repo2rlenv.generate import run_generate
+    from repo2rlenv.progress import Reporter
+
+    root = tmp_path_factory.mktemp("scoring")
+    repo = root / "minicart"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".coverage"))
+    out = root / "ds"
+    config = GenerateConfig(repo=str(repo), out=out, sandbox="docker", cache_dir=r2e_cache,
+                            pipeline_opts={"strategy": "mutation", "limit": 2, "seed": 3})
+    result = run_generate(config, Reporter(quiet=True))
+    assert len(result.emitted) == 2, result
+    return out
+
+
+@pytest.fixture(scope="session")
+def oracle_of():
+    """`oracle_of(dataset, task_id)`: the task's reference test file."""
+
+    def read(dataset: Path, task_id: str) -> str:
+        from repo2rlenv.dataset.taskdir import DatasetPaths
+
+        task = DatasetPaths(dataset).task(task_id)
+        return next(task.solution.glob("test_*.py")).read_text()
+
+    return read
+
+
+@pytest.fixture
+def dump_dom(tmp_path) -> Callable[[str], str]:
+    """`dump_dom(url)`: the page's DOM after its scripts ran, from headless Chromium (Debian's package).
+    Outside CI a missing Chromium skips; under CI it fails."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI requires Debian's chromium for page tests (apt-get install chromium)")
+        pytest.skip("chromium not installed; this test fails instead of skipping when CI is set")
+
+    def dump(url: str) -> str:
+        # The background-networking flags keep Chromium from calling out (this machine has no network).
+        proc = subprocess.run(
+            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'chromium-profile'}", "--virtual-time-budget=2000", "--dump-dom", url],
+            capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout
+
+    return dump
+
+
+@pytest.fixture(scope="session")
+def make_task() -> Callable[..., Path]:
+    """`make_task(dataset_root, task_id, diff=..., siblings=(), oracle=..., function=..., repo=...)`: the files
+    of a task that dataset-level code reads (task.toml's provenance as the manifest reads it, B's and the
+    siblings' diffs, the oracle), without the rest; for the rules that read only those."""
+    import tomli_w
+
+    def make(root: Path, task_id: str, *, diff: str, siblings=(), oracle: str = "def test_f():\n    assert 1\n",
+             function: str = "pkg/mod.py::f", repo: str = "o/r") -> Path:
+        task = root / "tasks" / task_id
+        (task / "tests").mkdir(parents=True)
+        (task / "solution").mkdir()
+        test_path = f"tests/test_r2e_{task_id[-4:]}.py"
+        toml = {"metadata": {"difficulty": "easy", "repo2env": {
+            "repo": repo, "content_hash": task_id, "test_synthesis": {
+                "touched_function": function, "test_path": test_path, "strategy": "mutation",
+                "oracle_kind": "differential", "reward_mode": "gated", "coverage_weight": 0.5,
+                "baseline_coverage": 1.0, "baseline_full_coverage": True, "siblings": len(siblings)}}}}
+        (task / "task.toml").write_text(tomli_w.dumps(toml))
+        (task / "tests" / "broken_patch.diff").write_text(diff)
+        if siblings:
+            (task / "tests" / "siblings").mkdir()
+            for i, text in enumerate(siblings, 1):
+                (task / "tests" / "siblings" / f"{i:02d}.diff").write_text(text)
+        (task / "solution" / Path(test_path).name).write_text(oracle)
+        return task
+
+    return make

@@ -37,12 +37,13 @@ def _under(name: str, prefixes: tuple[str, ...]) -> bool:
 _P = PACKAGE + "."
 RULES = [
     Rule(rooms=(_P + "solver", _P + "hub", _P + "eval", _P + "verifiers", _P + "dataset", _P + "pysource",
-                _P + "scoring"),
+                _P + "scoring", _P + "audit"),
          forbidden=(_P + "pipelines",),
-         why="the solver, the Hub, eval, scoring and the verifier work on any task directory, whatever pipeline made it: "
+         why="the solver, the Hub, eval, scoring, the audit and the verifier work on any task directory, whatever "
+             "pipeline made it: "
              "what they share with the pipeline lives in the neutral rooms (dataset/, pysource/)"),
     Rule(rooms=(_P + "dataset", _P + "pysource"),
-         forbidden=(_P + "solver", _P + "hub", _P + "eval", _P + "scoring", _P + "cli"),
+         forbidden=(_P + "solver", _P + "hub", _P + "eval", _P + "scoring", _P + "audit", _P + "cli"),
          why="the neutral rooms are imported by those rooms, never the other way round"),
     Rule(rooms=(PACKAGE,), forbidden=(_P + "cli",), exempt=(_P + "cli", _P + "__main__"),
          why="the command line sits on top: no room calls back into it"),

@@ -256,6 +256,42 @@ def validate(dataset: Path, mode: str, revalidate_all: bool, as_json: bool) -> N
     _guard(body, state)
 
 
+@main.command()
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--images/--no-images", default=True, show_default=True,
+              help="Build each task's image and look inside it (Docker); --no-images checks the files only.")
+@click.option("--json", "as_json", is_flag=True, help="Print audit.json on stdout.")
+def audit(dataset: Path, images: bool, as_json: bool) -> None:
+    """Check DATASET's tasks hide B and the oracle; find duplicates; write audit.json and browser.html."""
+    state = _Failing()
+
+    def body() -> int:
+        from repo2rlenv.audit.run import audit_dataset
+        from repo2rlenv.dataset.taskdir import DatasetPaths
+        from repo2rlenv.errors import UserError
+        from repo2rlenv.progress import Reporter
+
+        if not DatasetPaths(dataset).task_ids():
+            raise UserError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
+        reporter = Reporter(quiet=as_json)
+        reporter.current_stage = "audit"
+        state.reporter = reporter
+        report = audit_dataset(dataset, images=images, reporter=reporter)
+        rows = [[t.task_id, t.kind, t.difficulty, t.validation,
+                 "; ".join(f"{c.name}: {f}" for c in t.problems for f in c.found)[:120] or "ok"]
+                for t in report.tasks]
+        reporter.table("audit", ["task", "kind", "difficulty", "validation", "problems"], rows)
+        for merge in report.duplicates:
+            reporter.info(f"duplicate: {merge.task_id} of {merge.kept} ({merge.rule})")
+        reporter.info(f"{len(report.tasks)} tasks, {report.problem_count} problems, {len(report.duplicates)} "
+                      f"duplicates; wrote {dataset / 'audit.json'} and {dataset / 'browser.html'}")
+        if as_json:
+            click.echo(report.model_dump_json(indent=1))
+        return 1 if report.problem_count or report.duplicates else 0
+
+    _guard(body, state)
+
+
 def _register_commands() -> None:
     # One module per command group; importing them loads no heavy library.
     from repo2rlenv.cli.hub import COMMANDS as HUB_COMMANDS

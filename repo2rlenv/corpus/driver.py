@@ -28,6 +28,7 @@ from repo2rlenv.corpus.entries import RepoEntry
 from repo2rlenv.corpus.executors import Executor
 from repo2rlenv.corpus.models import CorpusRecord, CorpusSummary, CorpusTotals, RepoJob, RepoOutcome
 from repo2rlenv.corpus.publish import publish_tasks, run_dir
+from repo2rlenv.dataset.dedup import load_report, merge_duplicates
 from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.dataset.taskdir import DatasetPaths
 from repo2rlenv.errors import ConfigError
@@ -148,11 +149,16 @@ class _Run:
     def finish(self, outcome: RepoOutcome) -> None:
         began = time.monotonic()
         self.running.pop(outcome.name, None)
-        published = publish_tasks(self.dataset, run_dir(self.dataset, outcome.name), outcome.emitted)
-        if published != outcome.emitted:
-            missing = sorted(set(outcome.emitted) - set(published))
+        run = run_dir(self.dataset, outcome.name)
+        published = publish_tasks(self.dataset, run, outcome.emitted)
+        # The repo's own run merged some of its tasks already (they are in its dedup.json, not its tasks/).
+        missing = sorted(set(outcome.emitted) - set(published) - set(load_report(DatasetPaths(run)).by_task))
+        if missing:
             outcome = outcome.model_copy(update={"emitted": published,
                                                  "error": f"tasks missing from the run folder: {missing}"})
+        # Duplicates across and within repos are merged as tasks arrive; the choice of which one stays
+        # does not depend on arrival order, so any order of finishing ends in the same dataset.
+        merge_duplicates(self.dataset)
         write_manifest(self.dataset)
         self.journal.append(CorpusRecord(name=outcome.name, limit=outcome.limit or 0, outcome=outcome,
                                          settings=_repo_settings(self.plan.configs[outcome.name])))
@@ -190,15 +196,30 @@ class _Run:
         write_manifest(self.dataset)
         return self.write_summary()
 
+    def merged_of(self, outcome: RepoOutcome) -> dict[str, str]:
+        """The repo's tasks merged into a duplicate (by its own run, or across the dataset) → the id kept."""
+        merges = {**load_report(DatasetPaths(run_dir(self.dataset, outcome.name))).by_task,
+                  **load_report(self.dataset).by_task}
+        out = {}
+        for task_id in outcome.emitted:
+            if task_id in merges:
+                kept = merges[task_id].kept
+                while kept in merges and merges[kept].kept != kept:  # kept by the run, merged by the dataset
+                    kept = merges[kept].kept
+                out[task_id] = kept
+        return out
+
     def write_summary(self) -> CorpusSummary:
         outcomes = [self.finished[e.name] for e in self.plan.entries if e.name in self.finished]
+        outcomes = [o.model_copy(update={"merged": self.merged_of(o)}) for o in outcomes]
         summary = CorpusSummary(
             executor=self.executor.name, max_tasks=self.plan.max_tasks, driver_sec=round(self.driver_sec, 3),
             totals=CorpusTotals(repos=len(self.plan.entries),
                                 done=sum(o.status == "done" for o in outcomes),
                                 failed=sum(o.status == "failed" for o in outcomes),
                                 not_run=sum(o.status == "not_run" for o in outcomes),
-                                emitted=sum(len(o.emitted) for o in outcomes)),
+                                emitted=sum(len(o.emitted) for o in outcomes),
+                                merged=sum(len(o.merged) for o in outcomes)),
             repos=outcomes)
         atomic.write_text(self.dataset.summary, summary.model_dump_json(indent=2) + "\n")
         return summary
@@ -221,6 +242,7 @@ def run_corpus(plan: CorpusPlan, make_executor: Callable[[Path], Executor], repo
              o.error or o.advice or ""] for o in summary.repos]
     reporter.table("corpus", ["repo", "status", "stage reached", "tasks", "cause / advice"], rows)
     t = summary.totals
-    reporter.info(f"{t.emitted} tasks from {t.done} of {t.repos} repos ({t.failed} failed, {t.not_run} not run) "
-                  f"in {root}")
+    merged = f", {t.merged} merged into duplicates (dedup.json)" if t.merged else ""
+    reporter.info(f"{t.emitted - t.merged} tasks from {t.done} of {t.repos} repos ({t.failed} failed, "
+                  f"{t.not_run} not run{merged}) in {root}")
     return summary

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.config import GenerateConfig
 
-# History: 1 = first version.
-CORPUS_SUMMARY_SCHEMA_VERSION = 1
+# History: 1 = first version. 2 = duplicates merged (totals.merged, each repo's `merged`).
+CORPUS_SUMMARY_SCHEMA_VERSION = 2
 
 RepoStatus = Literal["done", "failed", "not_run"]
 
@@ -37,6 +37,8 @@ class RepoOutcome(BaseModel):
     stage_reached: str = Field(description="The last stage entered; `done` when the run finished.")
     limit: int | None = Field(None, description="The task budget the repo was given.")
     emitted: list[str] = Field(default_factory=list)
+    merged: dict[str, str] = Field(default_factory=dict, description="Emitted tasks merged into a duplicate kept "
+                                   "in the dataset (task id → kept id; dedup.json says why).")
     funnel: dict[str, int] = Field(default_factory=dict, description="Candidates per stage (the run's summary).")
     skip_reasons: dict[str, int] = Field(default_factory=dict)
     error: str | None = Field(None, description="The failure's cause, in words a user can act on.")
@@ -79,6 +81,7 @@ class CorpusTotals(BaseModel):
     failed: int
     not_run: int
     emitted: int
+    merged: int = Field(0, description="Emitted tasks merged into duplicates; tasks/ holds emitted − merged.")
 
 
 class CorpusSummary(BaseModel):

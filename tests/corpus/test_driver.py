@@ -32,7 +32,7 @@ def test_one_dataset_from_several_repos(uninterrupted_corpus, corpus_list):
     names = [e.name for e in read_repos_file(corpus_list)]
     summary = _summary(out)
     assert summary["kind"] == "corpus" and summary["executor"] == "local"
-    assert summary["totals"] == {"repos": 3, "done": 2, "failed": 1, "not_run": 0, "emitted": 3}
+    assert summary["totals"] == {"repos": 3, "done": 2, "failed": 1, "not_run": 0, "emitted": 3, "merged": 0}
     broken, minicart, unitconv = summary["repos"]
     assert [r["name"] for r in summary["repos"]] == names
     # The failing repo stops nothing; its cause and full output are kept.

@@ -20,6 +20,7 @@ from repo2rlenv import atomic
 from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.errors import ConfigError, SourceError
 from repo2rlenv.journal import Journal, journal_key
+from repo2rlenv.dataset.dedup import load_report, merge_duplicates
 from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.advice import advise
@@ -100,7 +101,9 @@ class _Decisions:
                                 options.model_dump(exclude={"limit", "validate_tasks", "gate_workers"}))
         journal: Journal[Candidate] = Journal(dataset.root / ".r2e-state" / f"{state_key}.jsonl", Candidate,
                                               "candidate_id")
-        return cls(journal=journal, decided=journal.load(), existing=set(dataset.task_ids()))
+        # A task merged into a duplicate was emitted and decided: a rerun counts it, and does not remake it.
+        merged = set(load_report(dataset).by_task)
+        return cls(journal=journal, decided=journal.load(), existing=set(dataset.task_ids()) | merged)
 
     def fresh_share(self) -> "_Decisions":
         """The same record of earlier runs with a new per-function count (the ref's loop after the
@@ -319,6 +322,10 @@ class TestSynthesisPipeline:
                        result: PipelineResult) -> None:
         out = ctx.out_dir
         out.mkdir(parents=True, exist_ok=True)
+        # Two tasks of one function can grade the same thing (dataset/dedup.py): one of them stays.
+        merged = set(merge_duplicates(DatasetPaths(out)).by_task) & set(result.emitted)
+        if merged:
+            result.stages["merged into duplicates"] = len(merged)
         atomic.write_lines(out / "candidates.jsonl", (c.model_dump_json() for c in cands))
         atomic.write_text(out / "baseline.json", baseline.model_dump_json(indent=1))
         atomic.write_text(out / "summary.json", json.dumps(result.to_json(), indent=2, sort_keys=True))

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from repo2rlenv.baseline.junit import Outcome
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
-from repo2rlenv.pipelines.test_synthesis.emit.leaks import InstructionLeak
+from repo2rlenv.dataset.leaks import InstructionLeak
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for, write_task
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only

@@ -21,7 +21,7 @@ from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.dataset import difficulty
 from repo2rlenv.dataset.difficulty import DifficultyFeatures
-from repo2rlenv.pipelines.test_synthesis.emit import leaks
+from repo2rlenv.dataset import leaks
 from repo2rlenv.dataset.task_toml import (
     AgentSection,
     EnvironmentSection,

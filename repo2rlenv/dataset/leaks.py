@@ -21,7 +21,7 @@ class InstructionLeak(ValueError):
     """What the agent reads tells it about B; the message lists what."""
 
 
-def _changed_text(diff: str) -> list[str]:
+def changed_text(diff: str) -> list[str]:
     """B's own lines in the diff: added lines, stripped, long enough to be telling."""
     added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     removed = {line[1:].strip() for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")}
@@ -36,7 +36,7 @@ def audit(seen: str, *, diff: str, lines: list[int], operator: str | None = None
     for number in sorted(set(lines)):
         if re.search(rf"\b(?:line|lines|l\.|:){number}\b|\blines? [\d, ]*\b{number}\b", lowered):
             found.append(f"line {number}")
-    found += [f"B's text {text!r}" for text in _changed_text(diff) if text in seen]
+    found += [f"B's text {text!r}" for text in changed_text(diff) if text in seen]
     if operator and re.search(rf"\b{re.escape(operator.lower())}\b", lowered):
         found.append(f"the operator {operator!r}")
     return found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repo2rlenv.pipelines.test_synthesis.emit import leaks
+from repo2rlenv.dataset import leaks
 
 DIFF = """--- a/pkg/mod.py
 +++ b/pkg/mod.py

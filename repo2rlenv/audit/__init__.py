@@ -1,0 +1,1 @@
+"""`repo2rlenv audit DATASET`: what an agent could learn of B or the oracle, duplicates, stats, a browser."""

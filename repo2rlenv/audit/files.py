@@ -1,0 +1,139 @@
+"""Checks on a task's files: what the agent reads (instruction, Dockerfile) and what its image is built
+from (environment/) must hold nothing of B, the oracle or the grading.
+
+The agent's container is built from `environment/` alone; `tests/` and `solution/` reach a container only
+after the agent has finished (Harbor's rule), so they are where B and the oracle belong.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repo2rlenv.audit.models import Check
+from repo2rlenv.dataset import leaks
+from repo2rlenv.dataset.taskdir import TaskPaths
+
+# Files only grading has; one of them inside the agent's image means grading material leaked into it.
+GRADING_NAMES = ("task.toml", "broken_patch.diff", "verifier_config.json", "verifier_guard.py", "verifier.py",
+                 "workspace_manifest.json", "workspace.tar.xz", "solve.sh", "reward-details.json")
+# Text shorter than this is too common to mean a leak when found (as the emit-time audit's rule).
+MIN_NEEDLE = leaks.MIN_CHANGED_TEXT
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+# Files under environment/ larger than this are not searched for text (data files, wheels).
+_MAX_SEARCHED_BYTES = 2_000_000
+
+
+@dataclass(slots=True)
+class Hidden:
+    """What of a task the agent must not have: its names and telling text (absent from A's own files)."""
+
+    oracle_name: str
+    b_lines: list[str] = field(default_factory=list)
+    oracle_lines: list[str] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.oracle_name, *GRADING_NAMES)
+
+    @property
+    def needles(self) -> list[str]:
+        return [*self.b_lines, *self.oracle_lines]
+
+
+def changed_lines(diff: str) -> list[int]:
+    """A's line numbers that the diff removes or changes (where B is)."""
+    out, line = [], 0
+    for text in diff.splitlines():
+        match = _HUNK.match(text)
+        if match:
+            line = int(match.group(1))
+        elif text.startswith("-") and not text.startswith("---"):
+            out.append(line)
+            line += 1
+        elif text.startswith(" "):
+            line += 1
+    return out
+
+
+def _texts(root: Path) -> list[str]:
+    out = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= _MAX_SEARCHED_BYTES:
+            out.append(path.read_text(errors="replace"))
+    return out
+
+
+def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
+    """B's added lines and the oracle's lines that A's own files do not contain: finding one of them in
+    what the agent gets means B or the oracle reached it."""
+    a_text = "\n".join(_texts(task.repo))
+    a_lines = {line.strip() for line in a_text.splitlines()}
+    diffs = [task.broken_patch.read_text()]
+    if task.siblings.is_dir():
+        diffs += [p.read_text() for p in sorted(task.siblings.glob("*.diff"))]
+    b_lines = sorted({text for diff in diffs for text in leaks.changed_text(diff) if text not in a_lines})
+    oracle = task.solution / Path(test_path).name
+    oracle_lines = []
+    if oracle.is_file():
+        candidates = {line.strip() for line in oracle.read_text().splitlines()
+                      if len(line.strip()) >= 2 * MIN_NEEDLE and not line.strip().startswith(("#", "import", "from"))}
+        # The longest lines are the oracle's own (inputs and expected values); a few are enough.
+        oracle_lines = sorted(c for c in candidates if c not in a_lines)
+        oracle_lines = sorted(oracle_lines, key=lambda s: (-len(s), s))[:5]
+    return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs)
+
+
+def check_instruction(task: TaskPaths, meta: dict, config: dict, hidden: Hidden) -> Check:
+    """The instruction and the Dockerfile name no change kind, operator, line, commit or diff text."""
+    seen = task.instruction.read_text() + "\n" + task.dockerfile.read_text()
+    diff = hidden.diffs[0]
+    found = leaks.audit(seen, diff=diff, lines=[*changed_lines(diff), *config.get("coverage_targets", [])],
+                        operator=meta.get("operator"))
+    kind = meta.get("mutation_kind")
+    if kind and re.search(rf"\b{re.escape(kind.lower())}\b", seen.lower()):
+        found.append(f"the change kind {kind!r}")
+    commit = meta.get("commit")
+    if commit and any(commit[:n] in seen for n in (7, 8, 10, 12, 40) if len(commit) >= n):
+        found.append(f"the commit {commit[:12]}")
+    found += [f"the reference tests' text {text!r}" for text in hidden.oracle_lines if text in seen]
+    return Check(name="instruction", verdict="problem" if found else "ok", found=found)
+
+
+def check_environment(task: TaskPaths, hidden: Hidden) -> Check:
+    """environment/ (the agent's image's build context) holds A and nothing of B, the oracle or grading."""
+    found = []
+    for path in sorted(task.environment.rglob("*")):
+        rel = path.relative_to(task.root).as_posix()
+        if path.name in hidden.names:
+            found.append(f"{rel} (a grading file's name)")
+        elif path.is_file() and not path.is_symlink() and path.stat().st_size <= _MAX_SEARCHED_BYTES:
+            text = path.read_text(errors="replace")
+            found += [f"{rel} holds {needle!r}" for needle in hidden.needles if needle in text]
+    # A's target file is the one B's patch applies to (and B's is not): the build context is A.
+    applies = _git_apply_check(task.repo, hidden.diffs[0])
+    if applies is not None:
+        found.append(f"B's patch does not apply to environment/repo ({applies}): its files are not A")
+    return Check(name="environment", verdict="problem" if found else "ok", found=found)
+
+
+def _git_apply_check(root: Path, diff: str) -> str | None:
+    """None when `diff` applies cleanly at `root`, else git's reason."""
+    proc = subprocess.run(["git", "apply", "--check", "-p1", "-"], cwd=root, input=diff, capture_output=True,
+                          text=True)
+    if proc.returncode == 0:
+        return None
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    return lines[0] if lines else f"git apply exited {proc.returncode}"
+
+
+def read_task(task: TaskPaths) -> tuple[dict, dict, dict]:
+    """task.toml's whole table, its test_synthesis table, and the verifier config."""
+    import json
+
+    toml = tomllib.loads(task.task_toml.read_text())
+    return toml, toml["metadata"]["repo2env"]["test_synthesis"], json.loads(task.verifier_config.read_text())

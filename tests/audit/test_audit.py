@@ -1,0 +1,124 @@
+"""`repo2rlenv audit` on a real generated dataset (Docker): clean tasks pass every check, and each kind of
+leak — in the instruction, in the build context, only in the built image, in the git history — is found
+by the check that owns it. Duplicates are reported; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.audit.files import changed_lines, hidden_of
+from repo2rlenv.dataset.taskdir import DatasetPaths
+
+
+def _audit(dataset: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "repo2rlenv", "audit", str(dataset), *extra],
+                          capture_output=True, text=True, timeout=900)
+
+
+def _checks(dataset: Path) -> dict[str, dict[str, list[str] | str]]:
+    report = json.loads((dataset / "audit.json").read_text())
+    return {t["task_id"]: {c["name"]: c["verdict"] if c["verdict"] != "problem" else c["found"] for c in t["checks"]}
+            for t in report["tasks"]}
+
+
+@pytest.fixture
+def dataset(scored_dataset, tmp_path) -> Path:
+    out = tmp_path / "ds"
+    shutil.copytree(scored_dataset, out, symlinks=True)
+    return out
+
+
+def _meta(task) -> dict:
+    import tomllib
+
+    return tomllib.loads(task.task_toml.read_text())["metadata"]["repo2env"]["test_synthesis"]
+
+
+def test_a_generated_dataset_passes_every_check(dataset):
+    res = _audit(dataset)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    checks = _checks(dataset)
+    assert len(checks) == 2
+    for verdicts in checks.values():
+        assert verdicts == {"instruction": "ok", "environment": "ok", "image": "ok", "history": "ok"}
+    report = json.loads((dataset / "audit.json").read_text())
+    assert report["images_checked"] is True and report["duplicates"] == []
+    assert list(report["stats"]["repo"].values()) == [2] and sum(report["stats"]["difficulty"].values()) == 2
+    assert (dataset / "browser.html").is_file()
+
+
+def test_each_leak_is_found_by_its_own_check(dataset):
+    paths = DatasetPaths(dataset)
+    first, second = paths.task_ids()
+    one, two = paths.task(first), paths.task(second)
+    meta = _meta(one)
+    # 1. The instruction names the operator and the changed line.
+    line = changed_lines(one.broken_patch.read_text())[0]
+    one.instruction.write_text(one.instruction.read_text() + f"\nHint: look at line {line} ({meta['operator']}).\n")
+    # 2. The build context holds a copy of the oracle under its own name.
+    oracle = one.solution / Path(meta["test_path"]).name
+    shutil.copy(oracle, one.repo / oracle.name)
+    # 3. Task two's image holds the oracle's text, though neither its context nor its Dockerfile does, and
+    #    its history has a second commit and an object no commit reaches.
+    hidden = hidden_of(two, _meta(two)["test_path"])
+    needle = hidden.oracle_lines[0]
+    encoded = base64.b64encode(needle.encode()).decode()
+    two.dockerfile.write_text(two.dockerfile.read_text() + (
+        f"RUN mkdir -p /opt/notes && echo {encoded} | base64 -d > /opt/notes/n.txt\n"
+        "RUN echo orphan | git hash-object -w --stdin >/dev/null"
+        " && git -c user.name=x -c user.email=x@x commit -q --allow-empty -m again\n"))
+
+    res = _audit(dataset)
+    assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-3000:]
+    checks = _checks(dataset)
+    found_one = checks[first]
+    assert any(f"line {line}" == f for f in found_one["instruction"])
+    assert any(meta["operator"] in f for f in found_one["instruction"])
+    assert any(oracle.name in f for f in found_one["environment"])
+    # The planted copy is also the oracle's text inside the built image.
+    assert any(f"/workspace/{oracle.name}" in f for f in found_one["image"])
+    assert found_one["history"] == "ok"
+    found_two = checks[second]
+    assert found_two["instruction"] == "ok" and found_two["environment"] == "ok"
+    assert found_two["image"] == [f"/opt/notes/n.txt holds {needle!r}"]
+    assert any("2 commits" in f for f in found_two["history"])
+    assert any("objects stored" in f or "unreachable" in f for f in found_two["history"])
+    # The browser marks both tasks.
+    assert (dataset / "browser.html").read_text().count('"problems": []') == 0
+
+
+def test_a_context_holding_b_instead_of_a_is_found(dataset):
+    paths = DatasetPaths(dataset)
+    task = paths.task(paths.task_ids()[0])
+    subprocess.run(["git", "apply", "-p1", str(task.broken_patch)], cwd=task.repo, check=True)
+    res = _audit(dataset, "--no-images")
+    assert res.returncode == 1
+    found = _checks(dataset)[task.root.name]
+    assert any("does not apply" in f for f in found["environment"])
+    assert found["image"] == "skipped" and found["history"] == "skipped"
+
+
+def test_duplicates_are_reported_not_removed(dataset):
+    paths = DatasetPaths(dataset)
+    first = paths.task_ids()[0]
+    copy = paths.tasks / (first + "x")
+    shutil.copytree(paths.task(first).root, copy, symlinks=True)
+    res = _audit(dataset, "--no-images")
+    assert res.returncode == 1
+    report = json.loads((dataset / "audit.json").read_text())
+    assert [(d["task_id"], d["kept"], d["rule"]) for d in report["duplicates"]] == [(copy.name, first, "same change")]
+    assert copy.is_dir()
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    res = _audit(tmp_path / "nothing-here")
+    assert res.returncode == 2
+    assert len(res.stderr.strip().splitlines()) == 1 and "not a repo2rlenv dataset" in res.stderr
+    assert not (tmp_path / "nothing-here").exists()
