@@ -38,6 +38,8 @@ def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--token-budget", type=int, default=None, help="Tokens per solve (default 200000)."),
         click.option("--max-spend-usd", type=float, default=None, help="Spend ceiling, checked before every call."),
         click.option("--no-plan", "no_plan", is_flag=True, default=False, help="Skip the planning call."),
+        click.option("--timeout", "timeout", default=None, metavar="SECONDS",
+                     help="Wall clock of one run of the written tests (default 120; 2.5 and 1e3 are numbers too)."),
         click.option("--verbose", "-v", is_flag=True, help="Print every model reply."),
         click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout."),
     ]
@@ -49,7 +51,12 @@ def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _config(config_file: Path | None, flags: dict[str, Any]):
     from repo2rlenv.solver.config import load_solver_config
 
+    from repo2rlenv.solver.config import parse_seconds
+
     routing = {"plan": flags.pop("plan_llm"), "generate": flags.pop("generate_llm"), "repair": flags.pop("repair_llm")}
+    timeout = flags.pop("timeout", None)
+    if timeout is not None:
+        flags["test_timeout_sec"] = parse_seconds(timeout, "--timeout")
     if flags.pop("no_plan"):
         flags["plan"] = False
     return load_solver_config(config_file, {**flags, "routing": {k: v for k, v in routing.items() if v}})
@@ -156,8 +163,8 @@ def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flag
 
 
 def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: Path | None, patch: Path | None,
-                sandbox_choice: str, base_image: str | None, max_functions: int, config_file: Path | None,
-                flags: dict[str, Any], verbose: bool, as_json: bool) -> int:
+                sandbox_choice: str, base_image: str | None, max_functions: int, targets: list[str],
+                config_file: Path | None, flags: dict[str, Any], verbose: bool, as_json: bool) -> int:
     from repo2rlenv.atomic import write_text
     from repo2rlenv.config import DEFAULT_BASE_IMAGE
     from repo2rlenv.llm.ledger import Ledger
@@ -165,7 +172,7 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     from repo2rlenv.sandbox.base import Limits
     from repo2rlenv.sandbox.select import choose_sandbox
     from repo2rlenv.solver.clients import build_clients
-    from repo2rlenv.solver.diff_mode import diff_from_git, solve_diff
+    from repo2rlenv.solver.diff_mode import chosen_functions, diff_from_git, solve_diff
     from repo2rlenv.solver.events import Trajectory
     from repo2rlenv.solver.loop import Solver
     from repo2rlenv.solver.target import Target, is_test_file
@@ -177,6 +184,8 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
         raise SolverInputError(f"--diff file not found: {diff_file}")
     diff = diff_file.read_text(encoding="utf-8") if diff_file is not None else diff_from_git(repo, git_base or "")
     config = _config(config_file, flags)
+    if targets:
+        chosen_functions(repo, diff, targets)  # a target that names no function is refused before any work
     reporter = Reporter(quiet=as_json)
     checks = check_models(config, reporter)
     if out is not None:
@@ -195,7 +204,8 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
         hooks = progress_hooks(reporter, prefix=f"[{target.qualname}] ", verbose=verbose)
         return Solver(clients, config, ledger, hooks=hooks, trajectory=trajectory)
 
-    result = solve_diff(repo, diff, sandbox, make_solver, max_functions=max_functions, progress=reporter.stage)
+    result = solve_diff(repo, diff, sandbox, make_solver, max_functions=max_functions, targets=targets,
+                        progress=reporter.stage)
     # The files each solve wrote (the model may choose another new test path than the one suggested).
     rows = [[f"{f.target.path}::{f.target.qualname}", f.solve.stop_reason.value, f.solve.rounds,
              ", ".join(sorted(p for p in f.solve.files if is_test_file(p))) if f.in_patch else "-"]
@@ -234,9 +244,11 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
               show_default=True, help="Diff mode: where the repository's tests run.")
 @click.option("--base-image", default=None, help="Diff mode: base image of the Docker sandbox.")
 @click.option("--max-functions", type=int, default=5, show_default=True, help="Diff mode: changed functions to solve.")
+@click.option("--target", "targets", multiple=True, metavar="PATH.py::QUALNAME",
+              help="Diff mode: solve this function (repeatable), changed or not; the diff is its context.")
 @_model_options
 def solve(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_base: str | None, out: Path | None,
-          patch: Path | None, sandbox_choice: str, base_image: str | None, max_functions: int,
+          patch: Path | None, sandbox_choice: str, base_image: str | None, max_functions: int, targets: tuple[str, ...],
           config_file: Path | None, verbose: bool, as_json: bool, **flags: Any) -> None:
     """Write tests with the reference solver: for TASK_DIR (a Harbor task), or for what a diff changed."""
 
@@ -244,15 +256,15 @@ def solve(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_
         if (task_dir is None) == (repo is None):
             raise SolverInputError("give either TASK_DIR (task mode) or --repo PATH with --diff/--git-base (diff mode)")
         if task_dir is not None:
-            if diff_file or git_base or patch:
-                raise SolverInputError("--diff, --git-base and --patch belong to diff mode (--repo)")
+            if diff_file or git_base or patch or targets:
+                raise SolverInputError("--diff, --git-base, --patch and --target belong to diff mode (--repo)")
             return _solve_task(task_dir, out, config_file, flags, verbose, as_json)
         if (diff_file is None) == (git_base is None):
             raise SolverInputError("diff mode needs exactly one of --diff FILE or --git-base REF")
         if max_functions < 1:
             raise SolverInputError("--max-functions must be at least 1")
         return _solve_diff(repo, diff_file, git_base, out, patch, sandbox_choice, base_image, max_functions,
-                           config_file, flags, verbose, as_json)
+                           list(targets), config_file, flags, verbose, as_json)
 
     guard(body)
 

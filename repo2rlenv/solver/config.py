@@ -56,14 +56,16 @@ class SolverConfig(BaseModel):
     # Enough for a plan and four rounds on a mid-sized module; an RL-scale eval sets its own.
     token_budget: int | None = Field(200_000, ge=1, description="Prompt + completion tokens per solve.")
     max_spend_usd: float | None = Field(None, ge=0, description="Spend ceiling, checked before every call.")
-    llm_timeout_sec: float = Field(180.0, gt=0, description="Wall clock of one HTTP attempt.")
+    llm_timeout_sec: float = Field(180.0, gt=0, allow_inf_nan=False, description="Wall clock of one HTTP attempt.")
     llm_max_retries: int = Field(2, ge=0, description="Retries of a failed call (429, 5xx, timeouts).")
     temperature: float | None = Field(None, ge=0, description="Sampling temperature; None = the provider's.")
     max_tokens: int | None = Field(None, ge=1, description="Cap on one reply's tokens.")
     # The verifier's own per-run limit is 120 s; a test file slower than that scores nothing anyway.
-    test_timeout_sec: float = Field(120.0, gt=0, description="Wall clock of one run of the agent's tests.")
+    test_timeout_sec: float = Field(120.0, gt=0, allow_inf_nan=False,
+                                    description="Wall clock of one run of the agent's tests (`--timeout`).")
     measure_baseline: bool = Field(True, description="Run the existing suite once to find uncovered lines.")
-    baseline_timeout_sec: float = Field(600.0, gt=0, description="Wall clock of the existing suite's run.")
+    baseline_timeout_sec: float = Field(600.0, gt=0, allow_inf_nan=False,
+                                        description="Wall clock of the existing suite's run.")
     # Three failures, each cut to ~1500 characters: enough to fix them, small enough to keep the prompt short.
     failures_shown: int = Field(3, ge=1, description="Failures whose text a repair prompt shows.")
     failure_chars: int = Field(1500, ge=200, description="Characters kept of each failure's text.")
@@ -106,3 +108,17 @@ def load_solver_config(config_file: Path | None, flags: dict[str, Any]) -> Solve
         return SolverConfig.model_validate(values)
     except ValidationError as exc:
         raise SolverInputError(describe_validation_error(exc, what="solver setting")) from exc
+
+
+def parse_seconds(text: str, flag: str) -> float:
+    """A flag's number of seconds: positive and finite; fractions (2.5) and scientific notation (1e3) are
+    numbers too. Anything else is one `SolverInputError` line, before any work starts."""
+    import math
+
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise SolverInputError(f"{flag} must be a positive finite number of seconds (e.g. 30, 2.5, 1e3), got {text!r}")
+    return value

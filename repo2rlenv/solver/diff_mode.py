@@ -79,6 +79,45 @@ def _test_name(record: FunctionRecord, taken: set[str]) -> str:
     return path
 
 
+def _target_of(repo: Path, record: FunctionRecord, path: str, module: str, roots: list[str],
+               taken: set[str]) -> Target:
+    root = next((r for r in roots if path.startswith(f"{r}/") or not r), "")
+    return Target(path=path, qualname=record.qualname, module=module, test_path=_test_name(record, taken),
+                  import_roots=[root])
+
+
+def chosen_functions(repo: Path, diff: str, specs: list[str]) -> list[ChangedFunction]:
+    """The functions named by `--target path.py::qualname`, in the order given, changed by the diff or not.
+    Each is shown its file's part of the diff, or the whole diff (cut) when its file did not change: the
+    change is context for what to test. A spec that names no function is one `SolverInputError` line."""
+    roots = detect_import_roots(repo)
+    taken = {p.relative_to(repo).as_posix() for p in repo.rglob("*.py")}
+    by_path = {change.path: change for change in parse_diff(diff)}
+    found: list[ChangedFunction] = []
+    for spec in dict.fromkeys(specs):
+        path, sep, qualname = spec.partition("::")
+        if not sep or not path.endswith(".py") or not qualname:
+            raise SolverInputError(f"--target must be path.py::qualname (e.g. src/pkg/mod.py::Cls.method), got {spec!r}")
+        path = Path(path).as_posix().removeprefix("./")
+        file = repo / path
+        if not file.is_file() or not file.resolve().is_relative_to(repo.resolve()):
+            raise SolverInputError(f"--target {spec}: no file {path} in {repo}")
+        module = module_name_for(path, roots)
+        if module is None:
+            raise SolverInputError(f"--target {spec}: {path} is not an importable module of the repository")
+        try:
+            records = extract_functions(file.read_text(encoding="utf-8"), path, module)
+        except SyntaxError as exc:
+            raise SolverInputError(f"--target {spec}: {path} does not parse (line {exc.lineno})") from exc
+        record = next((r for r in records if r.qualname == qualname), None)
+        if record is None:
+            raise SolverInputError(f"--target {spec}: {path} has no function {qualname}")
+        context = by_path[path].text if path in by_path else diff
+        found.append(ChangedFunction(target=_target_of(repo, record, path, module, roots, taken),
+                                     diff=truncate(context, MAX_DIFF_CHARS)))
+    return found
+
+
 def changed_functions(repo: Path, diff: str) -> tuple[list[ChangedFunction], list[str]]:
     """The functions whose lines the diff touched, with a fresh test path each; and what was skipped."""
     roots = detect_import_roots(repo)
@@ -101,10 +140,8 @@ def changed_functions(repo: Path, diff: str) -> tuple[list[ChangedFunction], lis
         touched = set(change.lines)
         for record in records:
             if touched & set(range(record.lineno - len(record.decorators), record.end_lineno + 1)):
-                root = next((r for r in roots if change.path.startswith(f"{r}/") or not r), "")
-                target = Target(path=change.path, qualname=record.qualname, module=module,
-                                test_path=_test_name(record, taken), import_roots=[root])
-                found.append(ChangedFunction(target=target, diff=truncate(change.text, MAX_DIFF_CHARS)))
+                found.append(ChangedFunction(target=_target_of(repo, record, change.path, module, roots, taken),
+                                             diff=truncate(change.text, MAX_DIFF_CHARS)))
     return found, skipped
 
 
@@ -127,15 +164,20 @@ def new_file_patch(files: dict[str, str]) -> str:
 
 
 def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[Target], Solver], *,
-               max_functions: int, progress: Callable[[str], None] | None = None) -> DiffSolve:
-    """Solve every changed function (up to `max_functions`) in its own session of `sandbox`, with the
-    solver `make_solver` gives for it (one trajectory per function)."""
+               max_functions: int, targets: list[str] | None = None,
+               progress: Callable[[str], None] | None = None) -> DiffSolve:
+    """Solve every changed function (up to `max_functions`) — or the functions `targets` names — in its own
+    session of `sandbox`, with the solver `make_solver` gives for it (one trajectory per function)."""
     say = progress or (lambda _m: None)
     if not repo.is_dir():
         raise SolverInputError(f"--repo must be a directory: {repo}")
-    changes, skipped = changed_functions(repo, diff)
+    if targets:
+        changes, skipped = chosen_functions(repo, diff, targets), []
+    else:
+        changes, skipped = changed_functions(repo, diff)
     if not changes:
-        raise SolverInputError("the diff changes no function of the repository's package source")
+        raise SolverInputError("the diff changes no function of the repository's package source "
+                               "(name functions to test with --target path.py::qualname)")
     result = DiffSolve(skipped=skipped + [f"{c.target.path}::{c.target.qualname}: over --max-functions"
                                           for c in changes[max_functions:]])
     existing = [p.relative_to(repo).as_posix() for p in repo.glob("tests/**/*") if p.is_file()]

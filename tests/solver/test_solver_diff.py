@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from repo2rlenv.cli.solver import solve
@@ -114,3 +115,64 @@ def test_solve_git_base_writes_a_patch_that_only_adds_a_test_file(tmp_path, monk
     assert _git(repo, "status", "--porcelain", "--", "tests/test_prices.py") == ""  # never overwritten
     assert (out / "ledger.jsonl").is_file()
     assert len(list((out / "trajectories").glob("*.jsonl"))) == 1
+
+
+def test_target_chooses_functions_changed_or_not_with_the_diff_as_context(tmp_path, solver_kit):
+    from repo2rlenv.solver.diff_mode import chosen_functions
+
+    repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
+    diff = _git(repo, "diff", "HEAD")
+    chosen = chosen_functions(repo, diff, ["tinyshop/prices.py::label", "./tinyshop/prices.py::discounted",
+                                           "tinyshop/prices.py::label"])
+    assert [(c.target.qualname, c.target.test_path) for c in chosen] == [
+        ("label", "tests/test_r2e_prices_label.py"), ("discounted", "tests/test_r2e_prices_discounted.py")]
+    # `label` did not change; its file did, so that file's diff is its context.
+    assert all("+    if percent == 0:" in c.diff for c in chosen)
+
+
+def test_solve_target_writes_tests_for_an_unchanged_function(tmp_path, monkeypatch, scripted, scripted_server,
+                                                             solver_kit, r2e_cache, tiny_sandbox):
+    monkeypatch.setenv("REPO2RLENV_CACHE", str(r2e_cache))
+    repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
+    test_path = "tests/test_r2e_prices_label.py"
+    tests = "from tinyshop.prices import label\n\n\ndef test_label():\n    assert label(2) == '$2.00'\n"
+    scripted_server.responder = solver_kit.task_responder(scripted, {test_path: tests})
+    patch = tmp_path / "tests.patch"
+    result = CliRunner().invoke(solve, [
+        "--repo", str(repo), "--git-base", "HEAD", "--target", "tinyshop/prices.py::label", "--timeout", "1.5e2",
+        "--llm", solver_kit.MODEL, "--llm-base-url", scripted_server.base_url, "--api-key-env", "R2E_TEST_LLM_KEY",
+        "--sandbox", "local", "--patch", str(patch), "--no-plan"])
+    assert result.exit_code == 0, result.output + result.stderr
+    generate = scripted_server.requests[-1].text()
+    assert "`label`" in generate and "+    if percent == 0:" in generate  # the diff, as context
+    text = patch.read_text()
+    assert text.count("diff --git") == 1 and f"+++ b/{test_path}" in text
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--timeout", "0"], "--timeout must be a positive finite number of seconds"),
+    (["--timeout", "-3"], "--timeout must be a positive finite number of seconds"),
+    (["--timeout", "inf"], "--timeout must be a positive finite number of seconds"),
+    (["--timeout", "nan"], "--timeout must be a positive finite number of seconds"),
+    (["--timeout", "soon"], "--timeout must be a positive finite number of seconds"),
+    (["--target", "tinyshop/prices.py"], "--target must be path.py::qualname"),
+    (["--target", "tinyshop/nope.py::f"], "no file tinyshop/nope.py"),
+    (["--target", "tinyshop/prices.py::nothing"], "has no function nothing"),
+    (["--target", "../outside.py::f"], "no file"),
+])
+def test_bad_timeout_or_target_is_refused_before_anything_starts(tmp_path, solver_kit, flags, message):
+    repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
+    (tmp_path / "outside.py").write_text("def f():\n    return 1\n")
+    out = tmp_path / "out"
+    # No server answers at this address: a refusal must come before any model call or sandbox.
+    result = CliRunner().invoke(solve, ["--repo", str(repo), "--git-base", "HEAD", "--llm", solver_kit.MODEL,
+                                        "--llm-base-url", "http://127.0.0.1:9", "--out", str(out), *flags])
+    assert result.exit_code == 2, result.output + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not out.exists()
+
+
+def test_target_belongs_to_diff_mode(tmp_path):
+    result = CliRunner().invoke(solve, [str(tmp_path), "--target", "a.py::f", "--llm", "openai/x"])
+    assert result.exit_code == 2 and "belong to diff mode" in result.stderr
