@@ -38,6 +38,12 @@ def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--token-budget", type=int, default=None, help="Tokens per solve (default 200000)."),
         click.option("--max-spend-usd", type=float, default=None, help="Spend ceiling, checked before every call."),
         click.option("--no-plan", "no_plan", is_flag=True, default=False, help="Skip the planning call."),
+        click.option("--pytest-k", "pytest_k", default=None, metavar="EXPR",
+                     help="pytest -k for every run: the existing suite, the written tests, each repair."),
+        click.option("--pytest-m", "pytest_m", default=None, metavar="EXPR",
+                     help="pytest -m (markers) for every run: the existing suite, the written tests, each repair."),
+        click.option("--no-coverage", "no_coverage", is_flag=True, default=False,
+                     help="Do not measure coverage: tests are judged by pass/fail alone (the report says so)."),
         click.option("--timeout", "timeout", default=None, metavar="SECONDS",
                      help="Wall clock of one run of the written tests (default 120; 2.5 and 1e3 are numbers too)."),
         click.option("--verbose", "-v", is_flag=True, help="Print every model reply."),
@@ -54,6 +60,8 @@ def _config(config_file: Path | None, flags: dict[str, Any]):
     from repo2rlenv.solver.config import parse_seconds
 
     routing = {"plan": flags.pop("plan_llm"), "generate": flags.pop("generate_llm"), "repair": flags.pop("repair_llm")}
+    if flags.pop("no_coverage", False):
+        flags["coverage"] = False
     timeout = flags.pop("timeout", None)
     if timeout is not None:
         flags["test_timeout_sec"] = parse_seconds(timeout, "--timeout")
@@ -151,6 +159,8 @@ def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flag
         solved.solve.stop_reason.value, solved.solve.rounds, solved.solve.tokens,
         usd(solved.solve.cost_usd, solved.solve.unpriced_calls),
         solved.grade.reward, details.get("b_pass"), details.get("b_fail"), details.get("cov")]])
+    for line in solved.solve.unverified:
+        reporter.warn(f"not verified: {line}")
     model_line = model_stop_line(solved.solve.stop_reason.value, solved.solve.detail)
     if model_line is not None:
         reporter.warn(model_line)
@@ -218,6 +228,8 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
             reporter.warn(f"{f.target.qualname}: VERDICT: CODE_BUG — {f.solve.verdict or f.solve.detail}")
         elif (line := model_stop_line(f.solve.stop_reason.value, f.solve.detail)) is not None:
             reporter.warn(f"{f.target.qualname}: {line}")
+    for line in config.unverified():
+        reporter.warn(f"not verified: {line}")
     if not result.patch:
         reporter.warn("no passing tests: the patch is empty" + ("" if as_json else " (nothing on stdout)"))
     if out is not None:

@@ -64,6 +64,11 @@ class SolverConfig(BaseModel):
     test_timeout_sec: float = Field(120.0, gt=0, allow_inf_nan=False,
                                     description="Wall clock of one run of the agent's tests (`--timeout`).")
     measure_baseline: bool = Field(True, description="Run the existing suite once to find uncovered lines.")
+    coverage: bool = Field(True, description="Measure coverage of the function (`--no-coverage`: pass/fail only; a "
+                                             "solve then needs only passing tests that were run).")
+    pytest_k: str | None = Field(None, description="`-k` expression for every pytest run: the existing suite's "
+                                                   "baseline, the written tests and each repair (`--pytest-k`).")
+    pytest_m: str | None = Field(None, description="`-m` marker expression for every pytest run (`--pytest-m`).")
     baseline_timeout_sec: float = Field(600.0, gt=0, allow_inf_nan=False,
                                         description="Wall clock of the existing suite's run.")
     # Three failures, each cut to ~1500 characters: enough to fix them, small enough to keep the prompt short.
@@ -72,6 +77,21 @@ class SolverConfig(BaseModel):
     # The current file is in every feedback turn, so older turns add little but tokens.
     history_rounds: int = Field(2, ge=1, description="Earlier reply/feedback pairs kept in repair prompts.")
     lint: bool = Field(True, description="Pre-check the file with the verifier's static lint before running it.")
+
+    def selection_args(self) -> list[str]:
+        """pytest arguments that narrow every run to the chosen tests."""
+        return [*(["-k", self.pytest_k] if self.pytest_k else []), *(["-m", self.pytest_m] if self.pytest_m else [])]
+
+    def unverified(self) -> list[str]:
+        """What a solve under these settings does not check, in words for its report."""
+        out = []
+        if not self.coverage:
+            out.append("coverage of the function (--no-coverage): tests were judged by pass/fail alone")
+        if self.pytest_k:
+            out.append(f"tests that -k {self.pytest_k!r} deselects (in the existing suite and the written files)")
+        if self.pytest_m:
+            out.append(f"tests that -m {self.pytest_m!r} deselects (in the existing suite and the written files)")
+        return out
 
     def model_for(self, role: CallRole) -> str:
         return getattr(self.routing, role.value) or self.model

@@ -160,9 +160,10 @@ class Solver:
         ctx = self._tool(run, "read_context", {"path": target.path, "qualname": target.qualname},
                          lambda: gather_context(session, target),
                          lambda c: {"function_lines": c.function.body_lines, "example_test": c.example_test_path})
-        bench = TestBench(session, target, ctx.function, timeout=self.config.test_timeout_sec)
+        bench = TestBench(session, target, ctx.function, timeout=self.config.test_timeout_sec,
+                          coverage=self.config.coverage, selection=self.config.selection_args())
         baseline = None
-        if self.config.measure_baseline:
+        if self.config.measure_baseline and self.config.coverage:
             baseline = self._tool(run, "run_existing_tests", {"timeout_sec": self.config.baseline_timeout_sec},
                                   lambda: bench.measure_baseline(self.config.baseline_timeout_sec),
                                   lambda b: {"covered_function_lines": b})
@@ -267,7 +268,8 @@ class Solver:
             target=run.target, stop_reason=stop, detail=run.detail, rounds=run.round, plan=run.plan,
             verdict=run.verdict, files=dict(run.files), last_report=run.report, calls=totals.ok,
             prompt_tokens=totals.prompt_tokens, completion_tokens=totals.completion_tokens,
-            cost_usd=totals.cost_usd, unpriced_calls=totals.unpriced, duration_sec=time.monotonic() - run.started)
+            cost_usd=totals.cost_usd, unpriced_calls=totals.unpriced, duration_sec=time.monotonic() - run.started,
+            unverified=self.config.unverified())
         self.trajectory.add(round=run.round, kind=EventKind.STOP, data={
             "stop_reason": stop.value, "detail": run.detail, "rounds": run.round, "solved": result.solved,
             "tokens": result.tokens, "cost_usd": result.cost_usd})

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv.solver.target import Target
 from repo2rlenv.solver.testrun import TestReport
 
-# SolveResult format. 1: first version.
-SOLVE_RESULT_SCHEMA_VERSION = 1
+# SolveResult format. 1: first version. 2: unverified (what the run's settings left unchecked).
+SOLVE_RESULT_SCHEMA_VERSION = 2
 
 
 class StopReason(StrEnum):
@@ -45,6 +45,8 @@ class SolveResult(BaseModel):
     cost_usd: float = Field(0.0, description="Sum of priced calls.")
     unpriced_calls: int = Field(0, description="Calls without a price, missing from cost_usd.")
     duration_sec: float = 0.0
+    unverified: list[str] = Field(default_factory=list, description="What this solve did not check, by its "
+                                  "settings (--no-coverage, --pytest-k, --pytest-m).")
 
     @property
     def solved(self) -> bool:

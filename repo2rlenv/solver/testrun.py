@@ -51,6 +51,7 @@ class TestReport(BaseModel):
     function_lines: list[int] = Field(description="The target function's executable lines.")
     baseline_covered: list[int] | None = Field(description="Lines the existing suite runs; None = unknown.")
     covered: list[int] = Field(default_factory=list, description="Function lines these tests ran.")
+    coverage_measured: bool = Field(True, description="False under --no-coverage: `covered` is not known.")
 
     def failing(self) -> list[str]:
         return [c.nodeid for c in self.cases if c.outcome in (Outcome.failed, Outcome.error)]
@@ -72,8 +73,10 @@ class TestReport(BaseModel):
     def succeeded(self) -> bool:
         """All cases pass (there is at least one), they run the function (a test that never calls it can
         catch nothing the verifier pays for), and they add coverage, unless there is none to add."""
-        return (self.ran and not self.lint and bool(self.passed()) and not self.failing() and bool(self.covered)
-                and (not self.targets() or bool(self.new_coverage())))
+        passing = self.ran and not self.lint and bool(self.passed()) and not self.failing()
+        if not self.coverage_measured:
+            return passing
+        return passing and bool(self.covered) and (not self.targets() or bool(self.new_coverage()))
 
     def signature(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """What two rounds must share to count as no progress: the failing set (and coverage)."""
@@ -85,6 +88,8 @@ class TestReport(BaseModel):
         text = f"{len(self.passed())} passed, {len(self.failing())} failing"
         if self.timed_out:
             text += ", timed out"
+        if not self.coverage_measured:
+            return text + "; coverage not measured"
         if not self.targets():
             return text + "; the existing tests already run every line"
         return text + f"; runs {len(self.new_coverage())} of the {len(self.targets())} lines the existing tests miss"
@@ -126,11 +131,15 @@ class TestBench:
 
     __test__ = False
 
-    def __init__(self, session: Session, target: Target, function: FunctionRecord, *, timeout: float):
+    def __init__(self, session: Session, target: Target, function: FunctionRecord, *, timeout: float,
+                 coverage: bool = True, selection: list[str] | None = None):
+        """`coverage=False` runs without coverage.py; `selection` (-k/-m arguments) narrows every run."""
         self.session = session
         self.target = target
         self.function = function
         self.timeout = timeout
+        self.coverage = coverage
+        self.selection = list(selection or [])
         self.runner = _KeepingRunner(session, target.import_roots)
         self.baseline_covered: list[int] | None = None
 
@@ -143,7 +152,7 @@ class TestBench:
     def measure_baseline(self, timeout: float) -> list[int] | None:
         """Function lines the existing suite runs (None when it could not be measured)."""
         try:
-            run = self.runner.run(with_coverage=True, timeout=timeout)
+            run = self.runner.run(with_coverage=True, timeout=timeout, extra_args=self.selection)
         except SandboxError:
             return None
         if run.timed_out or run.coverage is None:
@@ -158,8 +167,8 @@ class TestBench:
     def run(self, test_paths: list[str]) -> TestReport:
         self.runner.last_run, self.runner.last_junit = None, None
         try:
-            run = self.runner.run(tests=test_paths, with_coverage=True, timeout=self.timeout,
-                                  extra_args=["--tb=short"])
+            run = self.runner.run(tests=test_paths, with_coverage=self.coverage, timeout=self.timeout,
+                                  extra_args=["--tb=short", *self.selection])
         except SandboxError:
             # `coverage json` finds no data when nothing of the package ran (an import error, say).
             if self.runner.last_run is None:
@@ -172,10 +181,11 @@ class TestBench:
             cases.append(CaseOutcome(nodeid=TIMEOUT_CASE, outcome=Outcome.error, detail=(
                 f"the test run did not finish within {self.timeout:.0f}s: a test hangs or is far too slow")))
         elif not cases:
-            name, what = ((NO_TESTS_CASE, "pytest collected no tests from the file")
+            deselected = " (or -k/-m deselected them all)" if self.selection else ""
+            name, what = ((NO_TESTS_CASE, f"pytest collected no tests from the file{deselected}")
                           if run.exit_code == PYTEST_NO_TESTS else (PYTEST_FAILED_CASE, f"pytest exited {run.exit_code}"))
             cases.append(CaseOutcome(nodeid=name, outcome=Outcome.error, detail=f"{what}:\n{run.output_tail}"))
         return TestReport(test_paths=test_paths, ran=True, cases=cases, exit_code=run.exit_code,
                           timed_out=run.timed_out, duration_sec=run.duration_sec, output_tail=run.output_tail,
                           function_lines=self.function.body_lines, baseline_covered=self.baseline_covered,
-                          covered=self._function_lines_run(run))
+                          covered=self._function_lines_run(run), coverage_measured=self.coverage)

@@ -3,6 +3,7 @@ to end (scripted model over HTTP, the local sandbox), whose patch only adds a ne
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -176,3 +177,32 @@ def test_bad_timeout_or_target_is_refused_before_anything_starts(tmp_path, solve
 def test_target_belongs_to_diff_mode(tmp_path):
     result = CliRunner().invoke(solve, [str(tmp_path), "--target", "a.py::f", "--llm", "openai/x"])
     assert result.exit_code == 2 and "belong to diff mode" in result.stderr
+
+
+def test_pytest_k_and_no_coverage_apply_to_every_run_and_the_report_says_so(tmp_path, monkeypatch, scripted,
+                                                                            scripted_server, solver_kit, r2e_cache,
+                                                                            tiny_sandbox):
+    monkeypatch.setenv("REPO2RLENV_CACHE", str(r2e_cache))
+    repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
+    test_path = "tests/test_r2e_prices_discounted.py"
+    # test_drop fails and test_keep runs nothing of the function: only -k keep with --no-coverage solves it
+    # in one round, so passing means both reached the run of the written tests.
+    tests = ("from tinyshop.prices import discounted\n\n\ndef test_keep():\n    assert 1 + 1 == 2\n\n\n"
+             "def test_drop():\n    assert discounted(10.0, 50) == 999\n")
+    scripted_server.responder = solver_kit.task_responder(scripted, {test_path: tests})
+    patch = tmp_path / "tests.patch"
+    result = CliRunner().invoke(solve, [
+        "--repo", str(repo), "--git-base", "HEAD", "--pytest-k", "keep", "--no-coverage", "--max-rounds", "1",
+        "--llm", solver_kit.MODEL, "--llm-base-url", scripted_server.base_url, "--api-key-env", "R2E_TEST_LLM_KEY",
+        "--sandbox", "local", "--patch", str(patch), "--no-plan", "--json"])
+    assert result.exit_code == 0, result.output + result.stderr
+    (solved,) = json.loads(result.stdout)["functions"]
+    assert solved["solve"]["stop_reason"] == "solved"
+    report = solved["solve"]["last_report"]
+    assert [c["nodeid"].rsplit("::", 1)[-1] for c in report["cases"]] == ["test_keep"]
+    assert report["coverage_measured"] is False
+    unverified = solved["solve"]["unverified"]
+    assert any("--no-coverage" in u for u in unverified) and any("-k 'keep'" in u for u in unverified)
+    assert "not verified: coverage" in result.stderr
+    # No baseline run: coverage was off.
+    assert "measuring which lines the existing tests run" not in result.stderr
