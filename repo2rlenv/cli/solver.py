@@ -233,7 +233,11 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     if not result.patch:
         reporter.warn("no passing tests: the patch is empty" + ("" if as_json else " (nothing on stdout)"))
     if out is not None:
+        from repo2rlenv.solver.report import build_report, write_reports
+
         write_text(out / "solve-result.json", result.model_dump_json(indent=2) + "\n")
+        write_reports(out, build_report(repo, git_base, diff, config, result))
+        reporter.info(f"report.json, report.md and report.html in {out}")
     if patch is not None:
         write_text(patch, result.patch)
         reporter.info(f"patch written to {patch}")
@@ -244,7 +248,159 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     return 0 if result.patch else 1
 
 
-@click.command()
+class _SolveGroup(click.Group):
+    """`solve TASK_DIR` and `solve --repo …` run the solver (the `run` command, implied); `solve recheck`,
+    `regression`, `compare` and `history` work on saved diff-mode reports without a model."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands or args[0] == "run":
+            args = ["run", *(args[1:] if args and args[0] == "run" else args)]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_SolveGroup)
+def solve() -> None:
+    """Write tests with the reference solver; `solve recheck|regression|compare|history` for saved runs."""
+
+
+def _rerun_sandbox(choice: str, base_image: str | None, repo: Path, reporter: "Reporter", side: str = ""):
+    from repo2rlenv.config import DEFAULT_BASE_IMAGE
+    from repo2rlenv.sandbox.base import Limits
+    from repo2rlenv.sandbox.select import choose_sandbox
+    from repo2rlenv.sources import default_cache_dir
+
+    return choose_sandbox(choice, base_image=base_image or DEFAULT_BASE_IMAGE, limits=Limits(timeout_sec=900),
+                          cache_dir=default_cache_dir(), tag_name=f"solve-{_slug(repo.resolve().name).lower()}{side}",
+                          warn=reporter.warn)
+
+
+def _saved(path: Path):
+    from repo2rlenv.solver.report import load_report
+
+    try:
+        return load_report(path)
+    except ValueError as exc:
+        raise SolverInputError(str(exc)) from None
+
+
+_SANDBOX = click.option("--sandbox", "sandbox_choice", type=click.Choice(["auto", "docker", "local"]), default="auto",
+                        show_default=True, help="Where the tests run.")
+_BASE_IMAGE = click.option("--base-image", default=None, help="Base image of the Docker sandbox.")
+
+
+@solve.command()
+@click.argument("report_dir", type=click.Path(path_type=Path))
+@click.option("--repo", type=click.Path(path_type=Path), default=None, help="The repository (default: the report's).")
+@_SANDBOX
+@_BASE_IMAGE
+@click.option("--json", "as_json", is_flag=True, help="Print the updated report as JSON on stdout.")
+def recheck(report_dir: Path, repo: Path | None, sandbox_choice: str, base_image: str | None, as_json: bool) -> None:
+    """Rerun a saved run's test files on the repository as it is now (no model); update its reports."""
+
+    def body() -> int:
+        from repo2rlenv.progress import Reporter
+        from repo2rlenv.solver.report import write_reports
+        from repo2rlenv.solver.reruns import recheck as run_recheck
+
+        report = _saved(report_dir)
+        where = repo or Path(report.repo)
+        if not where.is_dir():
+            raise SolverInputError(f"the repository is not a directory: {where} (pass --repo)")
+        reporter = Reporter(quiet=as_json)
+        reporter.stage(f"rechecking {len(report.files)} test file(s) on {where}")
+        updated = run_recheck(report, where, _rerun_sandbox(sandbox_choice, base_image, where, reporter))
+        write_reports(report_dir, updated)
+        rows = [[c.nodeid, c.outcome] for c in updated.recheck.cases]
+        reporter.table("recheck", ["case", "outcome"], rows)
+        reporter.info(f"recheck {'passed' if updated.recheck.passed else 'FAILED'}; reports updated in {report_dir}")
+        if as_json:
+            click.echo(updated.model_dump_json(indent=2))
+        return 0 if updated.recheck.passed else 1
+
+    guard(body)
+
+
+@solve.command()
+@click.argument("report_dir", type=click.Path(path_type=Path))
+@click.option("--before", required=True, help="The revision without the change (a git ref).")
+@click.option("--after", required=True, help="The revision with the change (a git ref).")
+@click.option("--repo", type=click.Path(path_type=Path), default=None, help="The git repository (default: the report's).")
+@_SANDBOX
+@_BASE_IMAGE
+@click.option("--json", "as_json", is_flag=True, help="Print regression.json on stdout.")
+def regression(report_dir: Path, before: str, after: str, repo: Path | None, sandbox_choice: str,
+               base_image: str | None, as_json: bool) -> None:
+    """Run a saved run's tests on two revisions: exit 0 when a case fails before and passes after."""
+
+    def body() -> int:
+        from repo2rlenv.atomic import write_text
+        from repo2rlenv.progress import Reporter
+        from repo2rlenv.solver.reruns import regression as run_regression
+
+        report = _saved(report_dir)
+        where = repo or Path(report.repo)
+        if not where.is_dir():
+            raise SolverInputError(f"the repository is not a directory: {where} (pass --repo)")
+        reporter = Reporter(quiet=as_json)
+        reporter.stage(f"running {len(report.files)} test file(s) on {before} and on {after}")
+        result = run_regression(report, where, before, after,
+                                lambda side: _rerun_sandbox(sandbox_choice, base_image, where, reporter, f"-{side}"))
+        write_text(report_dir / "regression.json", result.model_dump_json(indent=2) + "\n")
+        reporter.table("regression", ["case", before, after],
+                       [[c.nodeid, c.before, c.after] for c in result.cases])
+        reporter.info(f"{result.verdict}: {len(result.witnesses)} case(s) fail on {before} and pass on {after}"
+                      + (f"; inconclusive: {', '.join(result.inconclusive)}" if result.inconclusive else ""))
+        if as_json:
+            click.echo(result.model_dump_json(indent=2))
+        return 0 if result.verdict == "witnessed" else 1
+
+    guard(body)
+
+
+@solve.command()
+@click.option("--before", "before", required=True, type=click.Path(path_type=Path), help="The earlier report (dir or report.json).")
+@click.option("--after", "after", required=True, type=click.Path(path_type=Path), help="The later report.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="The comparison page to write (.html).")
+def compare(before: Path, after: Path, out: Path) -> None:
+    """Compare two saved reports function by function; write one self-contained page."""
+
+    def body() -> int:
+        from repo2rlenv.solver.history import write_compare
+
+        _saved(before), _saved(after)
+        write_compare(before, after, out)
+        click.echo(f"wrote {out}", err=True)
+        return 0
+
+    guard(body)
+
+
+@solve.command()
+@click.option("--root", required=True, type=click.Path(path_type=Path), help="Where saved runs are (searched down).")
+@click.option("--max-depth", type=int, default=3, show_default=True, help="Directories below --root to search.")
+@click.option("--status", type=click.Choice(["complete", "partial", "none"]), default=None, help="Only reports with this status.")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON on stdout.")
+def history(root: Path, max_depth: int, status: str | None, as_json: bool) -> None:
+    """List saved diff-mode reports under --root: exit 0 when all read, 1 when some did not, 2 on bad input."""
+
+    def body() -> int:
+        from repo2rlenv.progress import Reporter
+        from repo2rlenv.solver.history import read_history
+
+        found = read_history(root, max_depth=max_depth, status=status)
+        reporter = Reporter(quiet=as_json)
+        reporter.table("reports", ["path", "created", "status", "solved", "recheck"],
+                       [[r.path, r.created, r.status, f"{r.solved}/{r.functions}", r.recheck] for r in found.reports])
+        for problem in found.problems:
+            reporter.warn(f"problem: {problem}")
+        if as_json:
+            click.echo(found.model_dump_json(indent=2))
+        return 0 if found.complete else 1
+
+    guard(body)
+
+
+@solve.command(name="run")
 @click.argument("task_dir", required=False, type=click.Path(path_type=Path))
 @click.option("--repo", type=click.Path(path_type=Path), default=None, help="Diff mode: the repository (a directory).")
 @click.option("--diff", "diff_file", type=click.Path(path_type=Path), default=None, help="Diff mode: a unified diff file.")
@@ -259,10 +415,13 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
 @click.option("--target", "targets", multiple=True, metavar="PATH.py::QUALNAME",
               help="Diff mode: solve this function (repeatable), changed or not; the diff is its context.")
 @_model_options
-def solve(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_base: str | None, out: Path | None,
+def solve_run(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_base: str | None, out: Path | None,
           patch: Path | None, sandbox_choice: str, base_image: str | None, max_functions: int, targets: tuple[str, ...],
           config_file: Path | None, verbose: bool, as_json: bool, **flags: Any) -> None:
-    """Write tests with the reference solver: for TASK_DIR (a Harbor task), or for what a diff changed."""
+    """Write tests with the reference solver: for TASK_DIR (a Harbor task), or for what a diff changed.
+
+    Saved diff-mode runs (--out): `solve recheck DIR`, `solve regression DIR --before REF --after REF`,
+    `solve compare --before A --after B --out PAGE.html`, `solve history --root DIR`."""
 
     def body() -> int:
         if (task_dir is None) == (repo is None):

@@ -7,23 +7,14 @@ the file can be mailed or archived on its own.
 
 from __future__ import annotations
 
-import base64
 import html
 from importlib import resources
 from pathlib import Path
 from string import Template
 
+from repo2rlenv.pagekit import data_url
 from repo2rlenv.eval.formatting import coverage_gain, finished_text, not_run_reason, num, rate, reward_text, usd
 from repo2rlenv.eval.results import EvalResults, TaskRecord
-
-MEDIA_TYPES = {".json": "application/json", ".jsonl": "application/x-ndjson", ".md": "text/markdown",
-               ".py": "text/x-python"}
-
-
-def data_url(data: bytes, suffix: str) -> str:
-    media = MEDIA_TYPES.get(suffix, "application/octet-stream")
-    return f"data:{media};base64,{base64.b64encode(data).decode('ascii')}"
-
 
 def _link(root: Path, rel: str, label: str) -> str:
     path = root / rel

@@ -116,6 +116,10 @@ def test_solve_git_base_writes_a_patch_that_only_adds_a_test_file(tmp_path, monk
     assert _git(repo, "status", "--porcelain", "--", "tests/test_prices.py") == ""  # never overwritten
     assert (out / "ledger.jsonl").is_file()
     assert len(list((out / "trajectories").glob("*.jsonl"))) == 1
+    report = json.loads((out / "report.json").read_text())
+    assert report["kind"] == "diff" and report["base"] == "HEAD" and report["files"] == {test_path: solver_kit.GOOD_TESTS}
+    assert report["patch"] == text and [f["in_patch"] for f in report["functions"]] == [True]
+    assert "complete" in (out / "report.md").read_text() and (out / "report.html").is_file()
 
 
 def test_target_chooses_functions_changed_or_not_with_the_diff_as_context(tmp_path, solver_kit):
