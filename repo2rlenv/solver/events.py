@@ -5,7 +5,8 @@ Hooks are plain callbacks (the CLI prints with them; a trainer may stream them e
   piece comes as the provider sends it (a client that cannot stream hands over the whole reply at once);
 - `on_reply(role, text)`: the whole reply, once it is complete;
 - `on_tool_call(event)` / `on_tool_result(event)`: the agent's actions (write a file, run the tests);
-- `on_round_end(summary)`: one line's worth per generate/repair round.
+- `on_round_end(summary)`: one line's worth per generate/repair round;
+- `on_finish(result)`: the `SolveResult`, once the solve has ended.
 
 The trajectory holds every message (system, user, assistant — each assistant turn with its model, usage,
 cost and the ids of the messages it was answering), every tool call and result, and the stop. Replaying
@@ -92,6 +93,7 @@ class SolverHooks:
     on_tool_call: Callable[[ToolEvent], None] | None = None
     on_tool_result: Callable[[ToolEvent], None] | None = None
     on_round_end: Callable[[RoundSummary], None] | None = None
+    on_finish: Callable[[Any], None] | None = None  # the SolveResult, once the solve has ended
 
 
 class Trajectory:
@@ -113,6 +115,13 @@ class Trajectory:
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(event.model_dump_json(exclude_none=True) + "\n")
         return event
+
+    def continue_file(self) -> None:
+        """Continue the file an earlier, interrupted solve wrote (a resumed session): its events are read
+        back so the numbering goes on where it stopped."""
+        with self._lock:
+            if self.path is not None and not self.events:
+                self.events = self.read(self.path)
 
     @staticmethod
     def read(path: Path) -> list[TrajectoryEvent]:

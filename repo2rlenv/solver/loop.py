@@ -52,6 +52,8 @@ class _Run:
     report: TestReport | None = None
     stop: StopReason | None = None
     detail: str = ""
+    store: Any = None  # a sessions.SessionStore, when the solve is saved round by round
+    session_id: str | None = None
 
 
 def _round_summary(number: int, role: CallRole, outcome: str, report: TestReport | None,
@@ -154,14 +156,29 @@ class Solver:
 
     # ------------------------------------------------------------------ the loop
 
-    def solve(self, task_text: str, target: Target, session: Session, policy: PathPolicy) -> SolveResult:
-        """Write tests for `target` in `session`; `task_text` is what the model is told the task is."""
-        run = _Run(target=target, session=session, policy=policy, ledger_start=len(self.ledger.entries))
+    def solve(self, task_text: str, target: Target, session: Session, policy: PathPolicy, *,
+              store: Any = None, session_id: str | None = None) -> SolveResult:
+        """Write tests for `target` in `session`; `task_text` is what the model is told the task is.
+
+        With a `store` (`sessions.py`) and a `session_id`, the state is saved after every completed round:
+        the same call after a kill continues from the last completed round (the files written so far are
+        put back into `session`), and after the end returns the saved result without a call."""
+        state = store.load(session_id) if store is not None and session_id else None
+        if state is not None and state.result is not None:
+            return state.result
+        if state is not None:
+            self.trajectory.continue_file()  # before any event of this process: the numbering goes on
+        run = _Run(target=target, session=session, policy=policy, ledger_start=len(self.ledger.entries),
+                   store=store if session_id else None, session_id=session_id)
         ctx = self._tool(run, "read_context", {"path": target.path, "qualname": target.qualname},
                          lambda: gather_context(session, target),
                          lambda c: {"function_lines": c.function.body_lines, "example_test": c.example_test_path})
         bench = TestBench(session, target, ctx.function, timeout=self.config.test_timeout_sec,
                           coverage=self.config.coverage, selection=self.config.selection_args())
+        if state is not None:
+            previous = self._restore(run, bench, state)
+            self._rounds(run, bench, ctx, start=state.round + 1, previous=previous)
+            return self._finish(run)
         baseline = None
         if self.config.measure_baseline and self.config.coverage:
             baseline = self._tool(run, "run_existing_tests", {"timeout_sec": self.config.baseline_timeout_sec},
@@ -174,8 +191,38 @@ class Solver:
         if run.stop is None:
             run.head = [system, self._message(run, {"role": "user", "content": prompts.generate_request(
                 context, run.plan, target, ctx)})]
+            self._save(run, bench, None)
             self._rounds(run, bench, ctx)
         return self._finish(run)
+
+    # ------------------------------------------------------------------ sessions
+
+    def _save(self, run: _Run, bench: TestBench, previous: tuple | None, result: SolveResult | None = None) -> None:
+        if run.store is None:
+            return
+        from repo2rlenv.solver.sessions import SavedMessage, SessionState
+
+        def saved(messages: list[tuple[int, Message]]) -> list[SavedMessage]:
+            return [SavedMessage(seq=seq, role=m["role"], content=m["content"]) for seq, m in messages]
+
+        run.store.save(SessionState(
+            session_id=run.session_id, target=run.target, round=run.round, plan=run.plan,
+            baseline=bench.baseline_covered, head=saved(run.head), pairs=[saved(pair) for pair in run.pairs],
+            files=dict(run.files), previous=[list(part) for part in previous] if previous else None, result=result))
+
+    def _restore(self, run: _Run, bench: TestBench, state: Any) -> tuple | None:
+        """Put a saved session back: its conversation, plan, baseline and files (written into the sandbox
+        again); returns the last round's signature."""
+        run.round, run.plan, bench.baseline_covered = state.round, state.plan, state.baseline
+        run.head = [(m.seq, {"role": m.role, "content": m.content}) for m in state.head]
+        run.pairs = [[(m.seq, {"role": m.role, "content": m.content}) for m in pair] for pair in state.pairs]
+        for path, content in state.files.items():
+            run.session.write_files({posixpath.join(run.session.workspace, path): content})
+            run.files[path] = content
+        self.trajectory.add(round=run.round, kind=EventKind.TOOL_RESULT, tool="resume_session",
+                            data={"ok": True, "session_id": run.session_id, "round": run.round,
+                                  "files": sorted(state.files)})
+        return tuple(tuple(part) for part in state.previous) if state.previous else None
 
     def _plan(self, run: _Run, system: tuple[int, Message], context: str) -> None:
         request = [system, self._message(run, {"role": "user", "content": prompts.plan_request(context, run.target)})]
@@ -188,9 +235,9 @@ class Solver:
         recent = run.pairs[-self.config.history_rounds:]
         return run.head + [m for pair in recent for m in pair]
 
-    def _rounds(self, run: _Run, bench: TestBench, ctx: RepoContext) -> None:
-        previous: tuple | None = None
-        for number in range(1, self.config.max_rounds + 1):
+    def _rounds(self, run: _Run, bench: TestBench, ctx: RepoContext, *, start: int = 1,
+                previous: tuple | None = None) -> None:
+        for number in range(start, self.config.max_rounds + 1):
             run.round = number
             role = CallRole.GENERATE if number == 1 else CallRole.REPAIR
             request = self._request(run)
@@ -214,6 +261,7 @@ class Solver:
             if run.stop is not None:
                 return
             run.pairs.append([answer, self._message(run, {"role": "user", "content": text})])
+            self._save(run, bench, previous)
         run.stop = StopReason.ROUND_LIMIT
         run.detail = f"{self.config.max_rounds} round(s) without passing tests that add coverage"
 
@@ -273,4 +321,11 @@ class Solver:
         self.trajectory.add(round=run.round, kind=EventKind.STOP, data={
             "stop_reason": stop.value, "detail": run.detail, "rounds": run.round, "solved": result.solved,
             "tokens": result.tokens, "cost_usd": result.cost_usd})
+        if run.store is not None:
+            from repo2rlenv.solver.sessions import SessionState
+
+            run.store.save(SessionState(session_id=run.session_id, target=run.target, round=run.round,
+                                        plan=run.plan, files=dict(run.files), result=result))
+        if self.hooks.on_finish:
+            self.hooks.on_finish(result)
         return result

@@ -77,6 +77,7 @@ class TinySolve:
             on_tool_call=lambda e: self.events.append(("tool_call", e.tool)),
             on_tool_result=lambda e: self.events.append(("tool_result", e.tool)),
             on_round_end=lambda s: self.events.append(("round_end", s)),
+            on_finish=lambda r: self.events.append(("finish", r.stop_reason.value)),
             on_stream=(lambda role, piece: self.events.append(("piece", (role, piece)))) if stream else None)
         solver = Solver(build_clients(config, self.ledger), config, self.ledger, hooks=hooks,
                         trajectory=Trajectory(self.trajectory_path))

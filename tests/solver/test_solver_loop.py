@@ -48,7 +48,7 @@ def test_first_try_pass_plans_then_writes_passing_tests_that_add_coverage(script
                      ("tool_call", "run_existing_tests"), ("tool_result", "run_existing_tests"),
                      ("stream", "plan"), ("stream", "generate"), ("tool_call", "write_file"),
                      ("tool_result", "write_file"), ("tool_call", "run_tests"), ("tool_result", "run_tests"),
-                     ("round_end", "tests")]
+                     ("round_end", "tests"), ("finish", "solved")]
 
 
 def test_trajectory_replays_exactly_the_requests_the_model_saw(scripted, scripted_server, solve_tiny, solver_kit):
