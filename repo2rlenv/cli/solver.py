@@ -174,7 +174,8 @@ def _solve_task(task_dir: Path, out: Path | None, config_file: Path | None, flag
 
 def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: Path | None, patch: Path | None,
                 sandbox_choice: str, base_image: str | None, max_functions: int, targets: list[str],
-                config_file: Path | None, flags: dict[str, Any], verbose: bool, as_json: bool) -> int:
+                python: str | None, config_file: Path | None, flags: dict[str, Any], verbose: bool,
+                as_json: bool) -> int:
     from repo2rlenv.atomic import write_text
     from repo2rlenv.config import DEFAULT_BASE_IMAGE
     from repo2rlenv.llm.ledger import Ledger
@@ -206,7 +207,8 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     clients = build_clients(config, ledger)
     sandbox = choose_sandbox(sandbox_choice, base_image=base_image or DEFAULT_BASE_IMAGE,
                              limits=Limits(timeout_sec=900), cache_dir=default_cache_dir(),
-                             tag_name=f"solve-{_slug(repo.resolve().name).lower()}", warn=reporter.warn)
+                             tag_name=f"solve-{_slug(repo.resolve().name).lower()}", warn=reporter.warn,
+                             python=python)
 
     def make_solver(target: Target) -> Solver:
         trajectory = Trajectory(out / "trajectories" / f"{_slug(target.path)}__{_slug(target.qualname)}.jsonl"
@@ -412,12 +414,14 @@ def history(root: Path, max_depth: int, status: str | None, as_json: bool) -> No
               show_default=True, help="Diff mode: where the repository's tests run.")
 @click.option("--base-image", default=None, help="Diff mode: base image of the Docker sandbox.")
 @click.option("--max-functions", type=int, default=5, show_default=True, help="Diff mode: changed functions to solve.")
+@click.option("--python", "python", default=None, metavar="PYTHON|VENV",
+              help="Diff mode: build the local sandbox's venv from this interpreter (or a venv's); implies local.")
 @click.option("--target", "targets", multiple=True, metavar="PATH.py::QUALNAME",
               help="Diff mode: solve this function (repeatable), changed or not; the diff is its context.")
 @_model_options
 def solve_run(task_dir: Path | None, repo: Path | None, diff_file: Path | None, git_base: str | None, out: Path | None,
-          patch: Path | None, sandbox_choice: str, base_image: str | None, max_functions: int, targets: tuple[str, ...],
-          config_file: Path | None, verbose: bool, as_json: bool, **flags: Any) -> None:
+          patch: Path | None, sandbox_choice: str, base_image: str | None, max_functions: int, python: str | None,
+          targets: tuple[str, ...], config_file: Path | None, verbose: bool, as_json: bool, **flags: Any) -> None:
     """Write tests with the reference solver: for TASK_DIR (a Harbor task), or for what a diff changed.
 
     Saved diff-mode runs (--out): `solve recheck DIR`, `solve regression DIR --before REF --after REF`,
@@ -427,15 +431,23 @@ def solve_run(task_dir: Path | None, repo: Path | None, diff_file: Path | None, 
         if (task_dir is None) == (repo is None):
             raise SolverInputError("give either TASK_DIR (task mode) or --repo PATH with --diff/--git-base (diff mode)")
         if task_dir is not None:
-            if diff_file or git_base or patch or targets:
-                raise SolverInputError("--diff, --git-base, --patch and --target belong to diff mode (--repo)")
+            if diff_file or git_base or patch or targets or python:
+                raise SolverInputError("--diff, --git-base, --patch, --target and --python belong to diff mode (--repo)")
             return _solve_task(task_dir, out, config_file, flags, verbose, as_json)
         if (diff_file is None) == (git_base is None):
             raise SolverInputError("diff mode needs exactly one of --diff FILE or --git-base REF")
         if max_functions < 1:
             raise SolverInputError("--max-functions must be at least 1")
+        if python is not None:
+            from repo2rlenv.solver.config import host_python
+
+            if sandbox_choice == "docker":
+                raise SolverInputError("--python runs the tests on this host: use it with --sandbox local or auto")
+            python_path = host_python(python)
+        else:
+            python_path = None
         return _solve_diff(repo, diff_file, git_base, out, patch, sandbox_choice, base_image, max_functions,
-                           list(targets), config_file, flags, verbose, as_json)
+                           list(targets), python_path, config_file, flags, verbose, as_json)
 
     guard(body)
 

@@ -12,11 +12,12 @@ from repo2rlenv.sandbox.base import Limits, Sandbox
 
 def choose_sandbox(choice: str, *, base_image: str | None, limits: Limits, cache_dir: Path, tag_name: str,
                    ca_bundle: Path | None = None, warn: Callable[[str], None] | None = None,
-                   version_hint: str | None = None) -> Sandbox:
+                   version_hint: str | None = None, python: str | None = None) -> Sandbox:
     """Docker when asked or when a daemon answers (auto); else the local sandbox with a warning.
 
     `base_image` None: each install plan picks its base image from the repo's requires-python; the
-    default image must exist for Docker to count as usable. `version_hint`: the version of the ref's
+    default image must exist for Docker to count as usable. `python`: a host interpreter to build the local
+    sandbox's venv from (then local always). `version_hint`: the version of the ref's
     latest tag, for VCS build backends."""
     from repo2rlenv.discovery.python import DEFAULT_IMAGE
     from repo2rlenv.sandbox.local import WARNING, LocalSandbox
@@ -24,6 +25,12 @@ def choose_sandbox(choice: str, *, base_image: str | None, limits: Limits, cache
     probe = base_image or DEFAULT_IMAGE.tag
 
     say = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
+    if python is not None:
+        # A host interpreter (the project's own, or its venv's) can only serve the local sandbox.
+        if choice == "docker":
+            raise SandboxUnavailable("--python runs tests on this host: it needs --sandbox local or auto")
+        say(WARNING)
+        return LocalSandbox(limits=limits, cache_dir=cache_dir, version_hint=version_hint, python=python)
     if choice in ("docker", "auto"):
         from repo2rlenv.sandbox.docker import DockerSandbox, docker_client
 

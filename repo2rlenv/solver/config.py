@@ -142,3 +142,22 @@ def parse_seconds(text: str, flag: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise SolverInputError(f"{flag} must be a positive finite number of seconds (e.g. 30, 2.5, 1e3), got {text!r}")
     return value
+
+
+def host_python(given: str) -> str:
+    """`--python`: an interpreter, or a venv (its bin/python), that runs; else one `SolverInputError` line."""
+    import subprocess
+    from pathlib import Path
+
+    path = Path(given)
+    if path.is_dir():
+        path = path / "bin" / "python"
+    try:
+        proc = subprocess.run([str(path), "-c", "import sys, venv; print(sys.version_info[0])"], capture_output=True,
+                              text=True, timeout=30)
+        ok = proc.returncode == 0 and proc.stdout.strip() == "3"
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        raise SolverInputError(f"--python must be a Python 3 interpreter (with venv) or a venv directory, got {given!r}")
+    return str(path)

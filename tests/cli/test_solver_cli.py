@@ -15,7 +15,7 @@ def test_commands_are_exported_for_registration():
 @pytest.mark.parametrize(("args", "message"), [
     ([], "give either TASK_DIR (task mode) or --repo PATH"),
     (["{tmp}", "--repo", "{tmp}"], "give either TASK_DIR"),
-    (["{tmp}", "--git-base", "HEAD"], "--diff, --git-base, --patch and --target belong to diff mode"),
+    (["{tmp}", "--git-base", "HEAD"], "--diff, --git-base, --patch, --target and --python belong to diff mode"),
     (["--repo", "{tmp}"], "diff mode needs exactly one of --diff FILE or --git-base REF"),
     (["--repo", "{tmp}", "--diff", "{tmp}/none.diff", "--llm", "m"], "--diff file not found"),
     (["--repo", "{tmp}/nowhere", "--git-base", "HEAD", "--llm", "m"], "--repo must be a directory"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,7 @@ def test_solve_target_writes_tests_for_an_unchanged_function(tmp_path, monkeypat
     result = CliRunner().invoke(solve, [
         "--repo", str(repo), "--git-base", "HEAD", "--target", "tinyshop/prices.py::label", "--timeout", "1.5e2",
         "--llm", solver_kit.MODEL, "--llm-base-url", scripted_server.base_url, "--api-key-env", "R2E_TEST_LLM_KEY",
-        "--sandbox", "local", "--patch", str(patch), "--no-plan"])
+        "--python", sys.executable, "--patch", str(patch), "--no-plan"])
     assert result.exit_code == 0, result.output + result.stderr
     generate = scripted_server.requests[-1].text()
     assert "`label`" in generate and "+    if percent == 0:" in generate  # the diff, as context
@@ -164,12 +165,17 @@ def test_solve_target_writes_tests_for_an_unchanged_function(tmp_path, monkeypat
     (["--target", "tinyshop/nope.py::f"], "no file tinyshop/nope.py"),
     (["--target", "tinyshop/prices.py::nothing"], "has no function nothing"),
     (["--target", "../outside.py::f"], "no file"),
+    (["--python", "/nonexistent/python3"], "--python must be a Python 3 interpreter"),
+    (["--python", "/bin/true"], "--python must be a Python 3 interpreter"),
+    (["--python", "{tmp}"], "--python must be a Python 3 interpreter"),
+    (["--python", sys.executable, "--sandbox", "docker"], "--python runs the tests on this host"),
 ])
 def test_bad_timeout_or_target_is_refused_before_anything_starts(tmp_path, solver_kit, flags, message):
     repo = _repo_with_change(tmp_path / "repo", solver_kit.TINY_FILES)
     (tmp_path / "outside.py").write_text("def f():\n    return 1\n")
     out = tmp_path / "out"
     # No server answers at this address: a refusal must come before any model call or sandbox.
+    flags = [f.replace("{tmp}", str(tmp_path)) for f in flags]
     result = CliRunner().invoke(solve, ["--repo", str(repo), "--git-base", "HEAD", "--llm", solver_kit.MODEL,
                                         "--llm-base-url", "http://127.0.0.1:9", "--out", str(out), *flags])
     assert result.exit_code == 2, result.output + result.stderr
