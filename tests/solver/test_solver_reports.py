@@ -140,3 +140,24 @@ def test_the_report_page_is_literal_self_contained_and_carries_exact_downloads(t
     assert base64.b64decode(links["report.json"]) == (out / "report.json").read_bytes()
     assert base64.b64decode(links["tests.patch"]).decode() == "(patch)"
     assert "coverage (--no-coverage)" in dom
+
+
+def test_a_failed_write_leaves_the_previous_reports_whole(tmp_path, monkeypatch):
+    from repo2rlenv.solver import report as report_module
+
+    out = _report(tmp_path / "run", tmp_path, {"tests/test_r2e_f.py": TEST_F})
+    before = {name: (out / name).read_bytes() for name in report_module.REPORT_FILES}
+    newer = report_module.load_report(out).model_copy(update={"model": "openai/other"})
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(report_module, "render_html", broken)
+    try:
+        report_module.write_reports(out, newer)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the failing render did not raise")
+    assert {name: (out / name).read_bytes() for name in report_module.REPORT_FILES} == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
