@@ -285,6 +285,15 @@ def _saved(path: Path):
         raise SolverInputError(str(exc)) from None
 
 
+def _saved_with_repo(report_dir: Path, repo: Path | None):
+    """A saved report and the repository its reruns use (`--repo`, else the report's own)."""
+    report = _saved(report_dir)
+    where = repo or Path(report.repo)
+    if not where.is_dir():
+        raise SolverInputError(f"the repository is not a directory: {where} (pass --repo)")
+    return report, where
+
+
 _SANDBOX = click.option("--sandbox", "sandbox_choice", type=click.Choice(["auto", "docker", "local"]), default="auto",
                         show_default=True, help="Where the tests run.")
 _BASE_IMAGE = click.option("--base-image", default=None, help="Base image of the Docker sandbox.")
@@ -304,10 +313,7 @@ def recheck(report_dir: Path, repo: Path | None, sandbox_choice: str, base_image
         from repo2rlenv.solver.report import write_reports
         from repo2rlenv.solver.reruns import recheck as run_recheck
 
-        report = _saved(report_dir)
-        where = repo or Path(report.repo)
-        if not where.is_dir():
-            raise SolverInputError(f"the repository is not a directory: {where} (pass --repo)")
+        report, where = _saved_with_repo(report_dir, repo)
         reporter = Reporter(quiet=as_json)
         reporter.stage(f"rechecking {len(report.files)} test file(s) on {where}")
         updated = run_recheck(report, where, _rerun_sandbox(sandbox_choice, base_image, where, reporter))
@@ -339,10 +345,7 @@ def regression(report_dir: Path, before: str, after: str, repo: Path | None, san
         from repo2rlenv.progress import Reporter
         from repo2rlenv.solver.reruns import regression as run_regression
 
-        report = _saved(report_dir)
-        where = repo or Path(report.repo)
-        if not where.is_dir():
-            raise SolverInputError(f"the repository is not a directory: {where} (pass --repo)")
+        report, where = _saved_with_repo(report_dir, repo)
         reporter = Reporter(quiet=as_json)
         reporter.stage(f"running {len(report.files)} test file(s) on {before} and on {after}")
         result = run_regression(report, where, before, after,
