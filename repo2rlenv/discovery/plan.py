@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.discovery.backend import VersionSource, detect_version_source
 from repo2rlenv.discovery.plugins import discover_plugins
-from repo2rlenv.discovery.project import Project, normalize_name
+from repo2rlenv.discovery.project import Project, dig, normalize_name
 from repo2rlenv.discovery.python import choose_python
 from repo2rlenv.discovery.requirements import Dep, Dropped, applies_here, requirement_name
 from repo2rlenv.discovery.testdeps import discover_test_deps
@@ -53,6 +53,12 @@ class InstallPlan(BaseModel):
     python: str = Field("3.11.2", description="That image's Python version.")
     python_reason: str = Field("", description="Why this image (requires-python, default, --base-image).")
     requires_python: str | None = Field(None, description="The project's requires-python, as declared.")
+    install_files: dict[str, str] = Field(default_factory=dict, description="Files the install alone sees "
+                                          "(written before pip, removed after), e.g. a license text a build "
+                                          "plugin would otherwise download.")
+    install_files_reason: str = Field("", description="Why the install needs them.")
+    compiles: str | None = Field(None, description="Where the project declares C extensions it compiles at "
+                                 "install (the images then get a C compiler and Python headers), else None.")
 
     @property
     def build_env(self) -> dict[str, str]:
@@ -65,8 +71,13 @@ class InstallPlan(BaseModel):
 
     def environment_inputs(self) -> str:
         """Everything in the plan that changes the built environment, as canonical text (for keys)."""
-        return json.dumps({"pip": self.pip_installs, "env": self.build_env, "git_tag": self.git_tag,
-                           "image": self.base_image}, sort_keys=True)
+        inputs = {"pip": self.pip_installs, "env": self.build_env, "git_tag": self.git_tag, "image": self.base_image}
+        # Only when set: plans made before these facts existed keep their keys (and their cached images).
+        if self.compiles:
+            inputs["compiler"] = True
+        if self.install_files:
+            inputs["install_files"] = self.install_files
+        return json.dumps(inputs, sort_keys=True)
 
     def describe(self) -> list[tuple[str, str]]:
         """The plan as a user reads it: (label, value with where it came from)."""
@@ -85,6 +96,12 @@ class InstallPlan(BaseModel):
             rows.append(("version source", f"{vs.kind} — {vs.declared_in}" + (f"; version {version}" if version else "")
                          + how))
         rows.append(("python", f"{self.python} in {self.base_image} ({self.python_reason})"))
+        if self.install_files:
+            rows.append(("install file", f"{', '.join(sorted(self.install_files))} written for the install only "
+                         f"— {self.install_files_reason}"))
+        if self.compiles:
+            rows.append(("compiler", f"{' '.join(COMPILER_PACKAGES)} added to the image when it has no C compiler "
+                         f"— {self.compiles}"))
         rows += [("extra", f".[{d.spec}] — {d.source}") for d in self.extras]
         rows += [("test dependency", f"{d.spec} — {d.source}") for d in self.test_requirements]
         rows += [("plugin", f"{d.spec} — {d.source}") for d in self.plugins]
@@ -92,6 +109,44 @@ class InstallPlan(BaseModel):
         rows.append(("import roots", ", ".join(r or "." for r in self.import_roots)))
         rows += [("install", "pip install " + " ".join(args)) for args in self.pip_installs]
         return rows
+
+
+# Debian packages that let an image build a C extension against its own Python (the base images are Debian's).
+COMPILER_PACKAGES = ("gcc", "libc6-dev", "python3-dev")
+# What in setup.py declares a compiled extension (setuptools `Extension(...)`, `ext_modules=`, cffi, Cython).
+_EXTENSION_CALL = re.compile(r"\b(?:Extension|cythonize)\s*\(|\b(?:ext_modules|cffi_modules)\s*=")
+
+
+def detect_extensions(project: Project) -> str | None:
+    """Where the project declares C extensions built at install time (None for pure-Python projects).
+
+    Optional speedups (`try: setup(ext_modules=…) except BuildFailed: setup()`) are declared the same way
+    and need the compiler as much: without one, setuptools' editable build of the fallback fails."""
+    text = project.setup_py_text
+    if text:
+        code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+        match = _EXTENSION_CALL.search(code)
+        if match:
+            return f"setup.py declares {match.group(0).rstrip('=( ').strip()}"
+    if dig(project.pyproject, "tool", "setuptools", "ext-modules"):
+        return "pyproject.toml [tool.setuptools] ext-modules"
+    return None
+
+
+def detect_install_files(project: Project) -> tuple[dict[str, str], str]:
+    """Files a build plugin would fetch from the network during the install, written beforehand instead.
+
+    coherent.licensed (the jaraco skeleton's backend plugin) downloads the text of the SPDX `license` into
+    LICENSE when the snapshot has none; an image built where that host is unreachable then fails in
+    `get_requires_for_build_editable`. The text only reaches the installed metadata, so a line naming the
+    license stands in for it, and is removed once the install is done."""
+    if not project.build_requires_any("coherent.licensed") or (project.root / "LICENSE").exists():
+        return {}, ""
+    expression = project.project_table.get("license")
+    expression = expression if isinstance(expression, str) and _SAFE_VALUE.match(expression) else "UNKNOWN"
+    text = f"SPDX-License-Identifier: {expression} (the text is not part of the snapshot)\n"
+    return ({"LICENSE": text}, "pyproject.toml [build-system] requires coherent.licensed, which downloads the "
+            "license text into a missing LICENSE while building")
 
 
 def detect_import_roots(root: Path) -> list[str]:
@@ -143,13 +198,16 @@ def plan_install(root: Path, *, version_hint: str | None = None, base_image: str
             first.insert(0, "--ignore-requires-python")
         installs.append(first)
     installs.append(list(TOOL_REQUIREMENTS))
+    files_for_install, files_reason = detect_install_files(project) if installs_project else ({}, "")
     files = sorted({rel for rel in _PACKAGING_FILES if (root / rel).is_file()} | set(deps.files))
     return InstallPlan(
         pip_installs=installs, import_roots=detect_import_roots(root), installs_project=installs_project,
         dependency_files=files, project_name=project.name, version_source=source, version=version,
         version_origin=origin, extras=deps.extras, test_requirements=deps.requirements, plugins=plugins,
         dropped=deps.dropped, base_image=choice.image, python=choice.python, python_reason=choice.reason,
-        requires_python=project.requires_python[0] if project.requires_python else None)
+        requires_python=project.requires_python[0] if project.requires_python else None,
+        compiles=detect_extensions(project) if installs_project else None,
+        install_files=files_for_install, install_files_reason=files_reason)
 
 
 def _runtime_names(project: Project) -> list[str]:
@@ -171,7 +229,11 @@ def install_steps(plan: InstallPlan, python: str) -> list[list[str]]:
         steps += [["git", "init", "-q"], ["git", "add", "-A"],
                   ["git", *_GIT_IDENTITY, "commit", "-q", "--allow-empty", "--no-verify", "-m", "snapshot"],
                   ["git", "tag", plan.git_tag]]
+    for rel, text in sorted(plan.install_files.items()):
+        steps.append([python, "-c", f"import pathlib; pathlib.Path({rel!r}).write_text({text!r})"])
     steps += [[python, "-m", "pip", "install", "-q", *args] for args in plan.pip_installs]
+    if plan.install_files:
+        steps.append(["rm", "-f", *sorted(plan.install_files)])  # the sessions see the snapshot alone
     if plan.git_tag:
         steps.append(["rm", "-rf", ".git"])  # only the install needed it; sessions see the snapshot alone
     return steps

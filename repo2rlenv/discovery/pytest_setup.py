@@ -77,6 +77,13 @@ INI_OVERRIDES: dict[str, tuple[str, str]] = {
     "strict_config": ("false", "with plugins switched off their ini keys are unknown, which strict config rejects"),
 }
 # pytest 9's `strict = true` turns strict config on with the rest; our override keeps the rest on.
+# Installed plugins our runs never load, whatever the repo configures (`-p no:NAME`; harmless when absent).
+# Entry-point name → why. pytest-enabler (the jaraco skeleton's `enabler` extra) adds `--cov`, `--mypy`,
+# `--ruff`, `-n auto` to the command line itself when those plugins are installed, so no addopts shows them.
+BLOCKED_PLUGINS: dict[str, str] = {
+    "enabler": "pytest-enabler turns on pytest-cov (a second coverage object: ours then records nothing), "
+               "xdist and lint checks (mypy, ruff) from its own configuration",
+}
 _STRICT_PARTS = ("strict_markers", "strict_xfail", "strict_parametrization_ids")
 _INI_KEYS = ("addopts", "testpaths", "python_files", "strict", *INI_OVERRIDES)
 
@@ -102,6 +109,9 @@ class PytestSetup(BaseModel):
             out += ["-o", "addopts=" + shlex.join(self.kept_addopts)]
         for key, value in sorted(self.ini_overrides.items()):
             out += ["-o", f"{key}={value}"]
+        for name in BLOCKED_PLUGINS:
+            if name not in self.plugins:
+                out += ["-p", f"no:{name}"]
         # Without testpaths pytest walks the whole tree: a file outside the real suite that fails to
         # import must not stop the session (its error is recorded, every other test still runs).
         out.append("--continue-on-collection-errors")
@@ -290,6 +300,7 @@ GRADED_EXCLUDED_PLUGINS: dict[str, str] = {
     "randomly": "reseeds and reorders; the verifier seeds every run itself (-p no:randomly)",
     "rerunfailures": "a rerun could turn B's failure into a pass",
     "pytest_forked": "runs cases in forked processes the run's guard does not follow",
+    **BLOCKED_PLUGINS,
 }
 _LIST_PLUGINS = ("import importlib.metadata as m, json; "
                  "print(json.dumps(sorted({e.name for e in m.entry_points(group='pytest11')})))")

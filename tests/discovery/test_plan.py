@@ -77,3 +77,55 @@ def test_a_requirement_excluded_by_its_marker_does_not_count_as_declared(write_t
                        "tests/test_a.py": "import hypothesis\ndef test_x(mocker):\n    pass\n"})
     plan = plan_install(root)
     assert [d.spec for d in plan.plugins] == ["hypothesis"]  # pytest-mock>=3 is declared, by name
+
+
+def test_a_project_that_compiles_c_extensions_says_where_and_gets_a_compiler_in_its_inputs(write_tree):
+    pyproject = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n' \
+                '[project]\nname = "sp"\nversion = "1"\n'
+    speedups = write_tree({"pyproject.toml": pyproject, "sp/__init__.py": "",
+                           "setup.py": "from setuptools import Extension, setup\ntry:\n"
+                                       "    setup(ext_modules=[Extension('sp._c', ['sp/_c.c'])])\n"
+                                       "except Exception:\n    setup()\n"})
+    table = write_tree({"pyproject.toml": pyproject + '[[tool.setuptools.ext-modules]]\nname = "sp._c"\n'
+                                                      'sources = ["sp/_c.c"]\n', "sp/__init__.py": ""})
+    commented = write_tree({"pyproject.toml": pyproject, "sp/__init__.py": "",
+                            "setup.py": "from setuptools import setup\n# ext_modules = [Extension('sp._c', [])]\n"
+                                        "setup()\n"})
+    pure = write_tree({"pyproject.toml": pyproject, "sp/__init__.py": ""})
+    plan = plan_install(speedups)
+    assert plan.compiles == "setup.py declares ext_modules"
+    assert dict(plan.describe())["compiler"] == ("gcc libc6-dev python3-dev added to the image when it has no C "
+                                                 "compiler — setup.py declares ext_modules")
+    assert plan_install(table).compiles == "pyproject.toml [tool.setuptools] ext-modules"
+    assert plan_install(commented).compiles is None and plan_install(pure).compiles is None
+    assert "compiler" not in dict(plan_install(pure).describe())
+    # The compiler changes the built environment, so it changes what keys it.
+    assert plan.environment_inputs() != plan.model_copy(update={"compiles": None}).environment_inputs()
+    # The install itself is the same pip command either way.
+    assert plan.pip_installs == plan_install(pure).pip_installs
+
+
+def test_a_license_text_a_build_plugin_would_download_is_written_for_the_install_only(write_tree):
+    pyproject = ('[build-system]\nrequires = ["setuptools>=77", "setuptools_scm[toml]>=3.4.1", "coherent.licensed"]\n'
+                 'build-backend = "setuptools.build_meta"\n[project]\nname = "jk"\ndynamic = ["version"]\n'
+                 'license = "MIT"\n')
+    root = write_tree({"pyproject.toml": pyproject, "jk/__init__.py": ""})
+    plan = plan_install(root, version_hint="7.5.0")
+    assert plan.install_files == {"LICENSE": "SPDX-License-Identifier: MIT (the text is not part of the snapshot)\n"}
+    assert dict(plan.describe())["install file"].startswith("LICENSE written for the install only — pyproject.toml "
+                                                             "[build-system] requires coherent.licensed")
+    steps = install_steps(plan, "py")
+    pip = [i for i, step in enumerate(steps) if step[1:3] == ["-m", "pip"]]
+    # Written before the first pip step, removed after the last: sessions see the snapshot alone.
+    assert steps[pip[0] - 1][:2] == ["py", "-c"] and "LICENSE" in steps[pip[0] - 1][2]
+    assert steps[pip[-1] + 1] == ["rm", "-f", "LICENSE"]
+    # The step writes exactly that text.
+    namespace: dict = {}
+    exec(steps[pip[0] - 1][2].replace("pathlib.Path('LICENSE')", "pathlib.Path(out)"),
+         {"out": str(root / "written")}, namespace)
+    assert (root / "written").read_text() == plan.install_files["LICENSE"]
+    # A snapshot with its own LICENSE, or a project without the plugin, installs as it is.
+    (root / "LICENSE").write_text("MIT License\n")
+    assert plan_install(root).install_files == {}
+    plain = write_tree({"pyproject.toml": pyproject.replace(', "coherent.licensed"', ""), "jk/__init__.py": ""})
+    assert plan_install(plain).install_files == {} and "install file" not in dict(plan_install(plain).describe())

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
-from repo2rlenv.discovery.pytest_setup import (ADDOPTS_RULES, PytestSetup, read_pytest_config, sanitize_addopts,
-                                               suite_paths)
+from repo2rlenv.discovery.pytest_setup import (ADDOPTS_RULES, GRADED_EXCLUDED_PLUGINS, PytestSetup, graded_plugins,
+                                               read_pytest_config, sanitize_addopts, suite_paths)
 from repo2rlenv.sandbox.base import Limits
 
 
@@ -55,7 +55,20 @@ def test_reads_the_file_pytest_reads(files, config_file, addopts):
 def test_no_config_keeps_everything():
     setup = read_pytest_config(lambda _: None)
     assert setup == PytestSetup()
-    assert setup.args() == ["--continue-on-collection-errors"]
+    assert setup.args() == ["-p", "no:enabler", "--continue-on-collection-errors"]
+
+
+def test_plugins_that_turn_on_coverage_themselves_are_never_loaded():
+    # pytest-enabler (the jaraco skeleton's `enabler` extra) adds --cov when pytest-cov is installed, with
+    # nothing in addopts to drop: our coverage then records no test. Blocked by name in every run...
+    plain = read_pytest_config({"pytest.ini": "[pytest]\naddopts = --doctest-modules\n"}.get).args()
+    assert plain[plain.index("no:enabler") - 1] == "-p"
+    # ... and never among the plugins graded runs load.
+    assert "enabler" in GRADED_EXCLUDED_PLUGINS
+    assert graded_plugins("py", lambda argv: '["enabler", "mock"]\n') == ["mock"]
+    # A repo that names it itself keeps it (its addopts are what pytest would do).
+    named = read_pytest_config({"pytest.ini": "[pytest]\naddopts = -p enabler\n"}.get).args()
+    assert "no:enabler" not in named
 
 
 def test_args_override_addopts_and_strict():

@@ -24,6 +24,35 @@ print(json.dumps({
 }))
 """
 
+OPTIONAL_SPEEDUPS = """\
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, ExecError, PlatformError
+
+
+class BuildFailed(Exception):
+    pass
+
+
+class optional_build_ext(build_ext):
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except (CCompilerError, ExecError, PlatformError) as e:
+            raise BuildFailed() from e
+
+
+def run(with_c):
+    setup(packages=["cext"], cmdclass={"build_ext": optional_build_ext},
+          ext_modules=[Extension("cext._speed", ["cext/_speed.c"])] if with_c else [])
+
+
+try:
+    run(True)
+except BuildFailed:
+    run(False)
+"""
+
 PROJECTS = {
     "hatch-vcs": ({
         "pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
@@ -61,6 +90,16 @@ PROJECTS = {
         "pyproject.toml": STATIC.format(name="newpy") + 'requires-python = ">=3.12"\n',
         "newpy/__init__.py": "import sys\nassert sys.version_info >= (3, 12)\n",
     }, "newpy", ["newpy"], "0.3"),
+    # Optional C speedups (setup() run again without them when the build fails): the base image has no
+    # compiler, and setuptools' editable build of the fallback fails, so the image gets gcc and headers.
+    "c-extension": ({
+        "pyproject.toml": STATIC.format(name="cext"),
+        "setup.py": OPTIONAL_SPEEDUPS,
+        "cext/__init__.py": "",
+        "cext/_speed.c": "#include <Python.h>\n"
+                         "static struct PyModuleDef m = {PyModuleDef_HEAD_INIT, \"_speed\", NULL, -1, NULL};\n"
+                         "PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&m); }\n",
+    }, "cext", ["cext", "cext._speed"], "0.3"),
 }
 PYTHON = {"requires-python": "3.13"}
 

@@ -37,3 +37,24 @@ def test_a_plan_with_nothing_to_pretend_says_so(tmp_path):
     plan = plan_install(tmp_path)
     assert "# (no build variables" in render_task_dockerfile(plan.base_image, plan)
     assert "ARG " not in render_dockerfile(plan.base_image, plan)
+
+
+def test_a_project_with_c_extensions_gets_a_compiler_before_its_install_in_both_images(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n'
+                                             'build-backend = "setuptools.build_meta"\n'
+                                             '[project]\nname = "sp"\nversion = "1"\n')
+    (tmp_path / "setup.py").write_text("from setuptools import Extension, setup\n"
+                                       "setup(ext_modules=[Extension('sp._c', ['sp/_c.c'])])\n")
+    plan = plan_install(tmp_path)
+    sandbox, task = render_dockerfile(plan.base_image, plan), render_task_dockerfile(plan.base_image, plan)
+    run = sandbox.split("\nRUN sh -c ", 1)[1]
+    run = "sh -c " + run[:run.index("\n", run.index("pip install"))]
+    assert run in task
+    compiler, pip = run.split(" \\\n && ", 1)
+    # Only an image without `cc` is changed, and an image where apt cannot run still gets to the install.
+    assert compiler.startswith("sh -c 'command -v cc >/dev/null || {")
+    assert "apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev" in compiler
+    assert "|| echo '\"'\"'repo2rlenv: no C compiler could be installed'\"'\"' >&2; }'" in compiler
+    assert pip.startswith("/opt/venv/bin/python -m pip install -q -e .")
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    assert "apt-get" not in render_dockerfile(plan.base_image, plan_install(tmp_path))
