@@ -31,6 +31,57 @@ echo "installing the repo2rlenv package (editable) and its test dependencies"
 python3 -m pip install -q -e ".[dev]" 2>&1 | grep -v -E "^WARNING: Location .* is ignored" || true
 python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
 
+# The RL trainers the scoring adapters are tested against (tests/scoring/test_trl_real.py, test_verl_real.py):
+# torch 2.13.0 first (a CPU build for Python 3.11 on this machine; pip must never swap it for another, which
+# would download a multi-GB CUDA build), then the `rl` extra (TRL) with a constraints file pinning torch and
+# the TRL the tests were written against. verl pins transformers and huggingface_hub below this
+# environment's, so it gets its own venv over the system site-packages (torch shared). Skipped when the
+# pinned versions are already there. R2E_SKIP_RL=1 skips it (those tests then fail under CI).
+rl_versions_ok() {  # PYTHON REQ...: every requirement satisfied in PYTHON's environment
+  "$@" 2>/dev/null <<'PY'
+import sys
+from importlib.metadata import version
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+for text in sys.argv[1:]:
+    req = Requirement(text)
+    if not req.specifier.contains(Version(version(req.name)).public, prereleases=True):
+        sys.exit(1)
+PY
+}
+if [ "${R2E_SKIP_RL:-0}" != 1 ]; then
+  torch_req="torch==2.13.0"
+  trl_req="${R2E_TRL_REQ:-trl==1.16.0}"
+  verl_req="${R2E_VERL_REQ:-verl==0.9.1}"
+  verl_venv="${R2E_VERL_VENV:-/opt/r2e-verl}"
+  # The system's kernels (TRL's transformers brings 0.19) breaks verl's older transformers at import.
+  verl_kernels_req="kernels==0.12.3"
+  if [ "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" != 3.11 ]; then
+    echo "skipping the RL trainers: torch 2.13.0's CPU build is for Python 3.11, python3 is another" >&2
+  else
+    rl_constraints="$(mktemp)"
+    trap 'rm -f "$rl_constraints"' EXIT
+    printf '%s\n' "$torch_req" "$trl_req" > "$rl_constraints"
+    if ! rl_versions_ok python3 - "$torch_req" "$trl_req"; then
+      echo "installing torch 2.13.0 (CPU) and the rl extra (TRL)"
+      python3 -m pip install -q "$torch_req" 2>&1 | grep -v -E "^WARNING: (Location .* is ignored|Running pip as)" || true
+      python3 -m pip install -q -c "$rl_constraints" -e ".[rl]" 2>&1 \
+        | grep -v -E "^WARNING: (Location .* is ignored|Running pip as)" || true
+      rl_versions_ok python3 - "$torch_req" "$trl_req" || { echo "the rl install did not give $torch_req $trl_req" >&2; exit 1; }
+    fi
+    if ! rl_versions_ok "$verl_venv/bin/python" - "$torch_req" "$verl_req" "$verl_kernels_req"; then
+      echo "installing verl into $verl_venv (over the system site-packages)"
+      [ -x "$verl_venv/bin/python" ] || python3 -m venv --system-site-packages "$verl_venv"
+      printf '%s\n' "$torch_req" "$verl_req" > "$rl_constraints"
+      "$verl_venv/bin/python" -m pip install -q -c "$rl_constraints" "$verl_req" "$verl_kernels_req" 2>&1 \
+        | grep -v -E "^WARNING: (Location .* is ignored|Running pip as)" || true
+      rl_versions_ok "$verl_venv/bin/python" - "$torch_req" "$verl_req" "$verl_kernels_req" \
+        || { echo "the verl install did not give $torch_req $verl_req in $verl_venv" >&2; exit 1; }
+    fi
+  fi
+fi
+
 [ "${R2E_SKIP_DOCKER:-0}" = 1 ] && exit 0
 
 if ! docker info >/dev/null 2>&1; then

@@ -1,8 +1,9 @@
-"""The trainers' adapters, called exactly as the trainers call them, on a real dataset (Docker).
+"""The trainers' adapters, called the way the trainers call them, on a real dataset (Docker), without the
+trainers installed: quick checks of paths the real-trainer tests (test_trl_real.py, test_verl_real.py) do
+not take — TRL's async reward path (an event loop in a daemon thread), pickling, Docker failures.
 
-TRL and verl need torch, which does not fit CI; so each is called the way its code calls a reward, read
-from TRL 1.16's `GRPOTrainer._calculate_rewards` and verl 0.9's reward loop (`NaiveRewardManager.run_single`
-with `get_custom_reward_fn`'s kwargs merge) — the columns, keywords, threads and event loops they use."""
+The calls follow TRL 1.16's `GRPOTrainer._calculate_rewards` and verl 0.9's reward loop
+(`NaiveRewardManager.run_single` with `get_custom_reward_fn`'s kwargs merge)."""
 
 from __future__ import annotations
 
