@@ -50,14 +50,22 @@ class ExecResult(BaseModel):
         return "\n".join(text.splitlines()[-lines:])
 
 
+_ANSI = re.compile(r"(?:\x1b)?\[[0-9;]*m")
+_DOCKER_STEP_FAILED = re.compile(r"^The command '.*' returned a non-zero code: \d+$", re.S)
+
+
 def build_failure(message: str, output: str) -> SandboxError:
     """A SandboxError whose message is one line naming the cause (the last error line of `output`) and
     whose `output` holds the whole build log, for the log file the CLI writes."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if re.match(r"^(error|ERROR|\w*Error\b)", line)]
+    lines = [_ANSI.sub("", line).strip() for line in output.splitlines()]
+    # Docker's own last line ("The command '/bin/bash -c …' returned a non-zero code: 1") repeats the
+    # whole install command and says only that it failed.
+    lines = [line for line in lines if line]
+    lines = [line for line in lines if not _DOCKER_STEP_FAILED.match(line)] or lines
+    errors = [line for line in lines if re.match(r"^(error|ERROR|[\w.]*Error\b)", line)]
     # pip's summary ("error: metadata-generation-failed") says less than the backend's own exception
-    # just above it, so prefer a line naming an exception.
-    named = [line for line in errors if re.match(r"^\w+Error\b", line)]
+    # just above it, so prefer a line naming an exception (`urllib.error.URLError: …` too).
+    named = [line for line in errors if re.match(r"^(?:\w+\.)*\w+Error\b", line)]
     cause = (named or errors or lines or ["no output"])[-1][:300]
     exc = SandboxError(f"{message}: {cause}")
     exc.output = output  # read by the CLI's failure report (errors.Repo2RLEnvError.output)
