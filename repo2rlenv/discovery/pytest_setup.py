@@ -83,6 +83,9 @@ INI_OVERRIDES: dict[str, tuple[str, str]] = {
 BLOCKED_PLUGINS: dict[str, str] = {
     "enabler": "pytest-enabler turns on pytest-cov (a second coverage object: ours then records nothing), "
                "xdist and lint checks (mypy, ruff) from its own configuration",
+    "checkdocs": "pytest-checkdocs adds an item that builds the project's metadata in a fresh environment (pip "
+                 "fetching the build requirements): it checks the README, not the code, and fails wherever the "
+                 "run has no network",
 }
 _STRICT_PARTS = ("strict_markers", "strict_xfail", "strict_parametrization_ids")
 _INI_KEYS = ("addopts", "testpaths", "python_files", "strict", *INI_OVERRIDES)

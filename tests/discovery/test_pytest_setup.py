@@ -55,7 +55,7 @@ def test_reads_the_file_pytest_reads(files, config_file, addopts):
 def test_no_config_keeps_everything():
     setup = read_pytest_config(lambda _: None)
     assert setup == PytestSetup()
-    assert setup.args() == ["-p", "no:enabler", "--continue-on-collection-errors"]
+    assert setup.args() == ["-p", "no:enabler", "-p", "no:checkdocs", "--continue-on-collection-errors"]
 
 
 def test_plugins_that_turn_on_coverage_themselves_are_never_loaded():
@@ -64,8 +64,9 @@ def test_plugins_that_turn_on_coverage_themselves_are_never_loaded():
     plain = read_pytest_config({"pytest.ini": "[pytest]\naddopts = --doctest-modules\n"}.get).args()
     assert plain[plain.index("no:enabler") - 1] == "-p"
     # ... and never among the plugins graded runs load.
-    assert "enabler" in GRADED_EXCLUDED_PLUGINS
-    assert graded_plugins("py", lambda argv: '["enabler", "mock"]\n') == ["mock"]
+    assert {"enabler", "checkdocs"} <= set(GRADED_EXCLUDED_PLUGINS)
+    assert graded_plugins("py", lambda argv: '["checkdocs", "enabler", "mock"]\n') == ["mock"]
+    assert plain[plain.index("no:checkdocs") - 1] == "-p"
     # A repo that names it itself keeps it (its addopts are what pytest would do).
     named = read_pytest_config({"pytest.ini": "[pytest]\naddopts = -p enabler\n"}.get).args()
     assert "no:enabler" not in named
