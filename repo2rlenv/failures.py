@@ -29,6 +29,11 @@ CAUSES: list[tuple[re.Pattern[str], str]] = [
      "pip found no version of {0} that fits"),
     (re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?", re.I),
      "a module is missing: {0} (a test or build dependency not installed)"),
+    # A C extension built with no compiler or headers in the image (a --base-image without apt, say).
+    (re.compile(r"command '[^']*(?:gcc|cc|clang)' failed: No such file|Python\.h: No such file"
+                r"|error: command '[^']*(?:gcc|cc)' failed with exit code|unable to execute '[^']*gcc'", re.I),
+     "the project builds a C extension and the image has no C compiler or Python headers "
+     "(use a base image with gcc and python3-dev)"),
     (_NO_DATA, "coverage recorded no data (the repo's own coverage settings, e.g. --cov in addopts, may take over)"),
     (re.compile(r"(?:Temporary failure in name resolution|Network is unreachable|Name or service not known)", re.I),
      "the network is unreachable from the sandbox"),

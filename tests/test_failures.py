@@ -20,6 +20,10 @@ from repo2rlenv.failures import cause_of, failure_line, raw_output, write_log
      ("pytest could not run the suite", "E   ModuleNotFoundError: No module named 'hypothesis'",
       "a module is missing: hypothesis"),
      ("coverage report failed: No data to report.", "", "coverage recorded no data"),
+     ("building failed", "error: subprocess-exited-with-error\n  src/_speedups.c:1:10: fatal error: Python.h: "
+      "No such file or directory", "builds a C extension and the image has no C compiler"),
+     ("building failed", "error: command 'gcc' failed: No such file or directory\nerror: subprocess-exited-with-error",
+      "builds a C extension"),
      ("no test passes at the ref (1 collected)", "", "no test passes at the ref (1 collected)")],
 )
 def test_cause_table(message, output, needle):
