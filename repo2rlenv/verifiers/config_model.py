@@ -25,7 +25,8 @@ CONFIG_SCHEMA_VERSION = 5
 # 4: mutation_score; coverage.kind, oracle_lines and covered_oracle_lines (the graded reward).
 # 5: restored_workspace_files (A's files the agent changed, graded from the pristine archive instead) and
 # strays_killed (processes the agent left behind, stopped before grading).
-DETAILS_SCHEMA_VERSION = 5
+# 6: native (the extension modules the runs could map, and those refused).
+DETAILS_SCHEMA_VERSION = 6
 # Where the emitter puts A's files for the verifier (tests/ is copied in after the agent has finished).
 PRISTINE_ARCHIVE = "workspace.tar.xz"
 TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
@@ -204,3 +205,6 @@ class RewardDetails(BaseModel):
     runner: Runner | None = None
     coverage: CoverageResult | None = None
     twins: dict | None = Field(None, description="files twinned, kinds, runs per side")
+    native: dict | None = Field(None, description="extension modules the runs could map (verifier_native): "
+                                                  "`interpreter` (counts, refused/unknown files with why, "
+                                                  "failed mappings) and `copy` (the project's own refused ones)")

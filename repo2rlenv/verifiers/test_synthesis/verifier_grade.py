@@ -42,6 +42,7 @@ try:
     from . import verifier_launch as vlaunch
     from . import verifier_layout as vlayout
     from . import verifier_lint as vlint
+    from . import verifier_native as vnative
     from . import verifier_results as vres
     from . import verifier_reward as vreward
     from . import verifier_run as vrun
@@ -53,6 +54,7 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
     import verifier_launch as vlaunch  # type: ignore[no-redef]
     import verifier_layout as vlayout  # type: ignore[no-redef]
     import verifier_lint as vlint  # type: ignore[no-redef]
+    import verifier_native as vnative  # type: ignore[no-redef]
     import verifier_results as vres  # type: ignore[no-redef]
     import verifier_reward as vreward  # type: ignore[no-redef]
     import verifier_run as vrun  # type: ignore[no-redef]
@@ -66,7 +68,7 @@ CONFIG_SCHEMA_VERSION = vconfig.CONFIG_SCHEMA_VERSION
 # 3: twins (variants are runs: A, A′k, B′k, Sj′1), guard state and refusals per run, n_tests, kills.
 # 4: mutation_score; coverage.kind, oracle_lines, covered_oracle_lines (the graded reward).
 # 5: restored_workspace_files (A graded from the pristine archive), strays_killed (processes stopped first).
-DETAILS_SCHEMA_VERSION = 5
+DETAILS_SCHEMA_VERSION = 6
 REWARD_FILE = "reward.txt"
 DETAILS_FILE = "reward-details.json"
 # Harbor prefers reward.json when present: we never write it and delete any a test may have planted.
@@ -240,6 +242,9 @@ def _grade(details: dict[str, Any], scratch: vlayout.Scratch, config_path: Path,
         _grade_with(details, scratch, config_path, run_lint, rng, clock)
     finally:
         details["runner"] = {"via": scratch.launcher.via.value, "note": scratch.launcher.note}
+        zygote = scratch.launcher.zygote
+        if zygote is not None and zygote.native is not None:
+            details.setdefault("native", {})["interpreter"] = zygote.native
 
 
 def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: Path, run_lint: bool,
@@ -268,6 +273,12 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
                if m not in variants.protected]
     details["precompiled_modules"] = len(vbytecode.compile_stage(layout.stage, layout.stage, modules))
     vws.fix_stage_times(layout.stage)
+    # The project's own extension modules: each run maps the allowed ones of its copy before its barrier.
+    stage_real = os.path.realpath(layout.stage)
+    in_copy = vnative.inventory([stage_real])
+    native = tuple(os.path.relpath(p, stage_real) for p in vnative.allowed_paths(in_copy))
+    details.setdefault("native", {})["copy"] = {os.path.relpath(p, stage_real): why
+                                                for p, (verdict, why) in in_copy.items() if verdict != "allowed"}
     owner = vlayout.run_owner()
     planned = _plan_runs(cfg, variants, layout, owner, rng)
 
@@ -298,7 +309,7 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
                                                            case_timeout_sec=cfg.case_timeout_sec),
                              list(cfg.import_roots), cfg.submission, cfg.target_file, variants.protected,
                              vrun.readable_roots(layout, launcher.python, scratch.hidden),
-                             plugins=tuple(cfg.pytest_plugins))
+                             plugins=tuple(cfg.pytest_plugins), native=native)
         details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
         if runs[0].owner is not None:
             modes = _hide(scratch.hidden, details)

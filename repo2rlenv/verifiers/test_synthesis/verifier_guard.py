@@ -189,7 +189,6 @@ def _make_hook(policy, refusal_fd):
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
     builders = frozenset(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
-    recorder = _make_recorder(policy.get("cover"))
     import threading
 
     bootstrap = _getattr(threading.Thread._bootstrap_inner, "__code__", None)
@@ -210,6 +209,8 @@ def _make_hook(policy, refusal_fd):
                 write(refusal_fd, (what.replace("\n", " ")[:300] + "\n").encode("utf-8", "replace"))
             except OSError:
                 pass
+
+    recorder = _make_recorder(policy.get("cover"), log)
 
     def refuse(what):
         log(what)
@@ -358,7 +359,7 @@ def _make_hook(policy, refusal_fd):
         else:  # gc scans, other threads' frames, sub-interpreters, audit hooks, callbacks, sqlite extensions
             refuse(event)
 
-    def own_event(event, args):
+    def own_event(event, args, caller):
         if event == FACTS:
             if _len(args) == 3 and _type(args[2]) is _list:
                 read_facts(args[0], args[1] is True, args[2])
@@ -369,11 +370,13 @@ def _make_hook(policy, refusal_fd):
                         unsealed.discard(base(path))
                         for name in [n for n in unsealed if n.startswith(base(path)[:-3] + ".") and n.endswith(".pyc")]:
                             unsealed.discard(name)
+                if recorder is not None:
+                    recorder[5]()
         elif recorder is not None:
             if event == COVER_START and not state["armed"]:
                 recorder[0]()
-            elif event == COVER_LINE and _len(args) == 1 and _type(args[0]) is _frame:
-                recorder[1](args[0])
+            elif event == COVER_LINE and _len(args) == 2 and _type(args[0]) is _frame and _type(args[1]) is _str:
+                recorder[1](args[0], _str_str(args[1]), caller)
             elif event == COVER_DUMP:
                 recorder[2]()
 
@@ -386,9 +389,11 @@ def _make_hook(policy, refusal_fd):
         busy.add(ident)
         try:
             if event in _OWN_EVENTS:
-                own_event(event, args)
+                own_event(event, args, getframe(1))
                 return
             if not state["armed"]:
+                if event == "exec" and recorder is not None:  # the target's own code, as its import made it
+                    recorder[4](args[0])
                 if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
                     state["armed"] = True
                 return
@@ -405,30 +410,54 @@ def _make_hook(policy, refusal_fd):
 
 # --------------------------------------------------------------------------- the coverage recorder
 
-def _make_recorder(cover):
-    """(start, record a frame's line, dump, the 3.11 tracer once started) for the target file, or None.
-    Every run records alike (a run that alone were traced could tell it is A); only A's record counts.
-    The lines are kept
-    here, fed by the interpreter's line events — sys.monitoring's, whose callback nothing can fetch once
-    the hook refuses `register_callback`, or on 3.11 a trace function that hands frames over through
-    the hook, which checks their code is the target's — and written as `lines<TAB>hmac` records."""
+def _make_recorder(cover, log):
+    """(start, record an event of a frame, dump, the 3.11 tracer once started, adopt, prepare) for the
+    target file, or None. Every run records alike (a run that alone were traced could tell it is A);
+    only A's record counts.
+
+    A line counts only when the code that ran it is one of the target's own code objects: those its
+    import compiled while the run was being set up (`adopt`, from the import's `exec` event, before the
+    submission runs), never code made, loaded or re-filed later under the target's name. The lines are
+    kept here, fed by the interpreter's line events — sys.monitoring's, whose callback nothing can fetch
+    once the hook refuses `register_callback`, or on 3.11 a trace function that hands each event of a
+    target frame to the hook. On 3.11 a test can reach that function and a target frame (`f_trace`,
+    `f_back`), so the record is made worthless when an event reaches the hook from anything but the
+    interpreter calling the recorder, or when a frame goes from one line to a line that no control-flow
+    edge of its code leads to (a jump of `f_lineno`, made by a trace function of the test's). Records
+    are written as `lines<TAB>hmac`."""
     if not cover:
         return None
     import hashlib
     import threading
+    import types
 
     target = cover["target"]
     targets = frozenset({target, os.path.realpath(target)})
     key = bytes.fromhex(cover.pop("key")).ljust(64, b"\0")
     fd = cover.get("fd")
-    sha256, write, _sorted, _map, _str, _type = hashlib.sha256, os.write, sorted, map, str, type
+    sha256, write, _sorted, _map, _str, _type, _id = hashlib.sha256, os.write, sorted, map, str, type, id
+    _code = types.CodeType
     inner, outer = bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
     del key
     lines = set()
-    started, installed = [], []
+    started, installed, tainted = [], [], []
+    own = {}  # id → the target's own code objects (kept alive, so that no other object takes an id)
+    graphs = {}  # id of own code → (offset → line, line → the lines that may come next), 3.11 only
+    at = {}  # id of a live target frame → the line it was last at (3.11)
+    callers = set()  # the code of the recorder's own trace functions (3.11)
 
     def sign(data):
         return sha256(outer + sha256(inner + data).digest()).hexdigest()
+
+    def adopt(code):
+        stack = [code]
+        while stack:
+            code = stack.pop()
+            if _type(code) is not _code or _id(code) in own:
+                continue
+            if code.co_filename in targets:
+                own[_id(code)] = code
+            stack.extend(c for c in code.co_consts if _type(c) is _code)
 
     def start():
         if started:
@@ -439,7 +468,7 @@ def _make_recorder(cover):
             disable = monitoring.DISABLE
 
             def on_line(code, line):
-                if code.co_filename in targets:
+                if _id(code) in own:
                     lines.add(line)
                 return disable  # each location reports once: after that the recorder costs nothing there
 
@@ -452,29 +481,62 @@ def _make_recorder(cover):
                 monitoring.set_events(tool, monitoring.events.LINE)
                 return
             return
-        audit, seen = sys.audit, set()
+        audit = sys.audit
 
         def local(frame, event, arg):
-            if event == "line" and frame.f_lineno not in seen:
-                seen.add(frame.f_lineno)
-                audit(COVER_LINE, frame)
+            audit(COVER_LINE, frame, event)
             return local
 
         def tracer(frame, event, arg):
-            return local if frame.f_globals.get("__file__") in targets else None
+            if frame.f_globals.get("__file__") in targets:
+                audit(COVER_LINE, frame, event)
+                return local
+            return None
 
+        callers.update({local.__code__, tracer.__code__})
         installed.append(tracer)
         sys.settrace(tracer)
         threading.settrace(tracer)
 
-    def record(frame):
-        if frame.f_code.co_filename in targets:
-            lines.add(frame.f_lineno)
+    def prepare():
+        """3.11: the line graph of every own code object, made now, before the submission runs (dis is
+        the submission's to change later)."""
+        if installed:
+            for ident, code in own.items():
+                graphs[ident] = _line_graph(code)
+
+    def taint(why):
+        if not tainted:
+            tainted.append(why)
+            log(f"coverage record made worthless: {why}")
+
+    def record(frame, event, caller):
+        if caller is None or caller.f_code not in callers or caller.f_back is not frame:
+            taint("a line event that the interpreter did not send to the recorder")
+            return
+        code = frame.f_code
+        if _id(code) not in own:
+            return
+        ident = _id(frame)
+        if event == "call":  # a new frame (f_lasti -1), or a generator resumed at its yield
+            graph = graphs.get(_id(code))
+            at[ident] = None if frame.f_lasti < 0 or graph is None else graph[0].get(frame.f_lasti)
+        elif event == "return":
+            at.pop(ident, None)
+        elif event == "line":
+            line = frame.f_lineno
+            graph = graphs.get(_id(code))
+            if graph is not None:
+                allowed = graph[1].get(at.get(ident))
+                if allowed is not None and line not in allowed:
+                    taint(f"line {line} of {code.co_name} reached from line {at.get(ident)} by no edge of its code")
+            at[ident] = line
+            lines.add(line)
 
     def dump():
         if fd is None:
             return
-        data = ",".join(_map(_str, _sorted(lines))).encode()
+        data = TAINTED if tainted else ",".join(_map(_str, _sorted(lines))).encode()
         try:
             write(fd, data + b"\t" + sign(data).encode() + b"\n")
         except OSError:
@@ -483,12 +545,69 @@ def _make_recorder(cover):
     def tracer_installed():
         return installed[0] if installed else None
 
-    return start, record, dump, tracer_installed
+    return start, record, dump, tracer_installed, adopt, prepare
+
+
+# Instructions after which execution never goes on to the next one.
+_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD",
+                             "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"})
+
+
+def _line_graph(code):
+    """({offset: line}, {line: the lines a line event may report next}) of one code object (nested ones
+    have their own). An edge is a jump, a fall-through or an exception handler; a line's successors are
+    the lines of the instructions it reaches through its own and line-less instructions (the interpreter
+    reports a line event when the line changes, or on a backward jump). Key None: the first line."""
+    import dis
+
+    ins = list(dis.get_instructions(code))
+    offsets = [i.offset for i in ins]
+    line = {i.offset: (i.positions.lineno if i.positions is not None else None) for i in ins}
+    jumps = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+    parse = getattr(dis, "_parse_exception_table", None)
+    handlers = [(e.start, e.end, e.target) for e in parse(code)] if parse is not None else []
+    succ = {}
+    for k, i in enumerate(ins):
+        out = [i.argval] if i.opcode in jumps and isinstance(i.argval, int) else []
+        if i.opname not in _NO_FALLTHROUGH and k + 1 < len(ins):
+            out.append(offsets[k + 1])
+        out += [t for s, e, t in handlers if s <= i.offset < e]
+        succ[i.offset] = out
+    graph = {}
+    for number in {n for n in line.values() if n is not None}:
+        seen, todo, nxt = set(), [o for o in offsets if line[o] == number], {number}
+        while todo:
+            o = todo.pop()
+            if o in seen:
+                continue
+            seen.add(o)
+            for t in succ.get(o, ()):
+                if line.get(t) in (None, number):
+                    todo.append(t)
+                else:
+                    nxt.add(line[t])
+        graph[number] = frozenset(nxt)
+    seen, todo, entry = set(), [0], set()
+    while todo:
+        o = todo.pop()
+        if o in seen:
+            continue
+        seen.add(o)
+        if line.get(o) is not None:
+            entry |= {line[o], *graph.get(line[o], ())}
+        else:
+            todo += succ.get(o, ())
+    graph[None] = frozenset(entry)
+    return line, graph
+
+
+TAINTED = b"worthless"  # a record's body when the recorder saw its view of a frame steered
 
 
 def signed_lines(data, key_hex):
     """The union of the line sets in `data` (the recorder's records) whose signature is right for the
-    key; the verifier's reader, beside the writer so that both keep one format."""
+    key — nothing when one of them says the record is worthless; the verifier's reader, beside the
+    writer so that both keep one format."""
     import hashlib
     import hmac
 
@@ -500,6 +619,8 @@ def signed_lines(data, key_hex):
         expected = hashlib.sha256(outer + hashlib.sha256(inner + body).digest()).hexdigest().encode()
         if not mac or not hmac.compare_digest(mac, expected):
             continue
+        if body == TAINTED:
+            return set()
         lines |= {int(n) for n in body.split(b",") if n}
     return lines
 

@@ -7,7 +7,8 @@ anything of the submission; nothing it does later can lift either.
   other runs' copies, the workspace or the grading files — and writes only into its own dirs. It may
   not connect or bind TCP, and (ABI ≥ 6) not reach abstract unix sockets or signal processes outside
   itself. So runs cannot leave state for each other, talk to each other, or read another variant.
-- seccomp (a BPF filter): no execve, no new processes (clone without CLONE_THREAD, fork, vfork;
+- seccomp (a BPF filter): no new executable memory (mmap/mprotect with PROT_EXEC, personality: only
+  the native code mapped before the filter runs — `verifier_native`), no execve, no new processes (clone without CLONE_THREAD, fork, vfork;
   clone3 answers ENOSYS so threads fall back to clone), no sockets but AF_UNIX, no ptrace or
   process_vm_*, no keyrings, SysV IPC, POSIX message queues, io_uring, bpf, perf events, userfaultfd,
   inotify/fanotify, namespaces or mounts. A child interpreter would escape the audit hook; there is none.
@@ -147,15 +148,20 @@ _ARCHES = {
         "socketpair": 53, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "keyctl": 250,
         "add_key": 248, "request_key": 249, "msgget": 68, "semget": 64, "shmget": 29, "mq_open": 240,
         "io_uring_setup": 425, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "inotify_init": 253,
-        "inotify_init1": 294, "fanotify_init": 300, "unshare": 272, "setns": 308, "mount": 165}),
+        "inotify_init1": 294, "fanotify_init": 300, "unshare": 272, "setns": 308, "mount": 165,
+        "mmap": 9, "mprotect": 10, "pkey_mprotect": 329, "personality": 135}),
     "aarch64": (0xC00000B7, {
         "execve": 221, "execveat": 281, "clone": 220, "clone3": 435, "socket": 198, "socketpair": 199,
         "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "keyctl": 219, "add_key": 217,
         "request_key": 218, "msgget": 186, "semget": 190, "shmget": 194, "mq_open": 180, "io_uring_setup": 425,
         "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "inotify_init1": 26, "fanotify_init": 262,
-        "unshare": 97, "setns": 268, "mount": 40}),
+        "unshare": 97, "setns": 268, "mount": 40, "mmap": 222, "mprotect": 226, "pkey_mprotect": 288,
+        "personality": 92}),
 }
-_SPECIAL = ("clone", "clone3", "socket", "socketpair")
+_SPECIAL = ("clone", "clone3", "socket", "socketpair", "mmap", "mprotect", "pkey_mprotect")
+# Calls whose third argument is a memory protection: new executable memory is refused (verifier_native).
+_PROT_CALLS = ("mmap", "mprotect", "pkey_mprotect")
+_PROT_EXEC = 0x4
 _X32_BIT = 0x40000000
 _CLONE_THREAD = 0x00010000
 _AF_UNIX = 1
@@ -189,6 +195,11 @@ def seccomp_program(machine=None):
     # socket, socketpair: the family is the first argument; only AF_UNIX.
     for name in ("socket", "socketpair"):
         prog += [_ins(_JEQ_K, numbers[name], 0, 4), _ins(_LD_W_ABS, 16), _ins(_JEQ_K, _AF_UNIX, 1, 0),
+                 _ins(_RET_K, _RET_ERRNO | _EACCES), _ins(_RET_K, _RET_ALLOW)]
+    # mmap, mprotect, pkey_mprotect: no PROT_EXEC in the protection (the third argument's low word). Every
+    # native library the run may use is mapped before the filter; nothing can be mapped executable after.
+    for name in _PROT_CALLS:
+        prog += [_ins(_JEQ_K, numbers[name], 0, 4), _ins(_LD_W_ABS, 32), _ins(_JSET_K, _PROT_EXEC, 0, 1),
                  _ins(_RET_K, _RET_ERRNO | _EACCES), _ins(_RET_K, _RET_ALLOW)]
     prog.append(_ins(_RET_K, _RET_ALLOW))
     return prog

@@ -150,6 +150,7 @@ class Zygote:
     pending: bytes = b""
     ready: bool = False
     probe_status: int | None = None  # wait status of the start-up probe child, when one was asked for
+    native: dict | None = None  # what the zygote mapped before any run (verifier_native.load_allowed)
 
     @classmethod
     def start(cls, python: str, cwd: Path, env: dict[str, str], err_log: Path, probe: dict | None) -> "Zygote":
@@ -198,6 +199,7 @@ class Zygote:
             raise ZygoteLost("the zygote did not get ready" if reply is None else f"the zygote said {reply}")
         probe = reply.get("probe")
         self.probe_status = probe if isinstance(probe, int) else None
+        self.native = reply.get("native") if isinstance(reply.get("native"), dict) else None
         self.ready = True
 
     def launch_batch(self, jobs: list[dict], timeout: float) -> list[Launched]:

@@ -88,7 +88,7 @@ random.seed(0)
 
 
 # The boot dir's modules: the run processes import them from there (`verifier_zygote`).
-BOOT_MODULES = ("verifier_guard.py", "verifier_kernel.py", "verifier_outcomes.py")
+BOOT_MODULES = ("verifier_guard.py", "verifier_kernel.py", "verifier_native.py", "verifier_outcomes.py")
 HERE = Path(__file__).resolve().parent
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -40,13 +40,14 @@ WARM_MODULES = (
     "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "faulthandler", "runpy", "random", "tempfile", "asyncio",
     "importlib", "importlib.util", "resource", "ctypes", "logging", "inspect", "signal", "json", "traceback",
     "hashlib", "threading", "linecache", "doctest", "dis",
-    "verifier_guard", "verifier_kernel", "verifier_outcomes",
+    "verifier_guard", "verifier_kernel", "verifier_native", "verifier_outcomes",
 )
 # The run uid must be able to read these for the runs to work without privileges (the probe).
 PROBE_MODULES = ("pytest", "_pytest", "pluggy")
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 READY_WAIT_SEC = 60.0  # a run that never gets ready (it died setting up) does not hold the others forever
+NATIVE = {}  # what `warm` mapped: the native inventory's summary, reported on the ready line
 
 
 def _send(fd, message):
@@ -81,6 +82,11 @@ def warm():
             importlib.import_module(name)
         except Exception:  # e.g. no readline in this build: the runs import what exists
             pass
+    # Every native library a run may execute is mapped now, before any run forks: after its barrier a
+    # run cannot map new executable memory (verifier_native, verifier_kernel).
+    import verifier_native
+
+    NATIVE.update(verifier_native.load_allowed())
     gc.freeze()
     gc.enable()
 
@@ -148,7 +154,7 @@ def serve(probe_job=None):
     sys.path.insert(0, os.getcwd())  # the boot dir: the guard, the kernel barrier, the outcome plugin
     warm()
     probe_status = None if probe_pid is None else os.waitpid(probe_pid, 0)[1]
-    _send(replies, {"ready": True, "pid": os.getpid(), "probe": probe_status})
+    _send(replies, {"ready": True, "pid": os.getpid(), "probe": probe_status, "native": NATIVE})
     for request in _read_requests():
         child = _fork_batch(request["jobs"], replies)
         if child is not None:
@@ -216,6 +222,7 @@ def _barrier(job, covered_fd=None):
     outcome plugin)."""
     import verifier_guard
     import verifier_kernel
+    import verifier_native
     import verifier_outcomes
 
     out = job["out"]
@@ -225,11 +232,14 @@ def _barrier(job, covered_fd=None):
                        0o600)
     verifier_outcomes.FD = outcomes
     verifier_outcomes.CASE_TIMEOUT = job.get("case_timeout")
+    # The copy's own allowed extension modules (the interpreter's were mapped by the zygote).
+    unmapped = verifier_native.preload(job.get("native", []))
     kernel = verifier_kernel.apply(job["landlock"]["read"], job["landlock"]["write"])
     policy = dict(job["guard"], landlock=kernel["landlock"])
     if policy.get("cover") is not None:
         policy["cover"]["fd"] = covered_fd
     verifier_guard.install(policy, refusals)  # takes the coverage key out of the job
+    kernel["unmapped"] = unmapped
     state_path = os.path.join(out, "guard.json")
     with open(state_path, "w", encoding="utf-8") as fh:
         json.dump(kernel, fh)
