@@ -21,6 +21,7 @@ class ScoreError(str, Enum):
     sandbox = "sandbox"  # a container could not be started, written to or run in
     timeout = "timeout"  # test.sh ran past the task's verifier timeout (Harbor records no reward then)
     no_reward = "no_reward"  # test.sh finished but left no readable reward.txt
+    verifier = "verifier"  # the verifier stopped on an internal error (details.fault): no verdict on the submission
 
 
 class Score(BaseModel):

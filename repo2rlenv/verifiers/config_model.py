@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,7 +26,7 @@ CONFIG_SCHEMA_VERSION = 5
 # 4: mutation_score; coverage.kind, oracle_lines and covered_oracle_lines (the graded reward).
 # 5: restored_workspace_files (A's files the agent changed, graded from the pristine archive instead) and
 # strays_killed (processes the agent left behind, stopped before grading).
-# 6: native (the extension modules the runs could map, and those refused).
+# 6: native (the extension modules the runs could map, and those refused); fault.
 DETAILS_SCHEMA_VERSION = 6
 # Where the emitter puts A's files for the verifier (tests/ is copied in after the agent has finished).
 PRISTINE_ARCHIVE = "workspace.tar.xz"
@@ -176,6 +177,9 @@ class RewardDetails(BaseModel):
     schema_version: int = Field(DETAILS_SCHEMA_VERSION)
     reward: float = Field(ge=0.0, le=1.0)
     reason: str | None = Field(description="why the reward is 0 (set then)")
+    fault: Literal["submission", "verifier"] | None = Field(
+        None, description="whose the 0 is when grading stopped early: `submission` (it was refused, or A's "
+                          "files were changed) or `verifier` (an internal error: no verdict on the submission)")
     reward_mode: RewardMode | None
     coverage_weight: float | None
     mutation_weight: float | None = None

@@ -116,12 +116,18 @@ def publish(logs_dir: Path, details: dict[str, Any]) -> None:
 # =========================================================================== the submission
 
 def _checked_submission(details: dict[str, Any], cfg: Config, workspace: Path, run_lint: bool) -> bytes:
-    """The submission's bytes, once it exists, is UTF-8, short enough and lint-clean (else ZeroReward)."""
+    """The submission's bytes, once it exists, is UTF-8 (as Python reads it too), short enough and
+    lint-clean (else ZeroReward)."""
     raw = vws.read_submission(workspace, cfg.submission)
     if raw is None:
         raise ZeroReward(f"missing submission: {cfg.submission}")
+    # Python decodes a file with the encoding its first lines declare (PEP 263): under any other than
+    # UTF-8 the text Python runs is not the text the lint and the line count read, so none is accepted.
+    encoding = vlint.declared_encoding(raw)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        raise ZeroReward(f"submission declares the source encoding {encoding!r}: only UTF-8 is accepted")
     try:
-        source = raw.decode("utf-8")
+        source = raw.decode(encoding)
     except UnicodeDecodeError:
         raise ZeroReward("submission is not UTF-8 text") from None
     details["submission_loc"] = loc = sum(1 for line in source.splitlines() if line.strip())
@@ -394,11 +400,12 @@ def grade(scratch: vlayout.Scratch | None, failure: BaseException | None, tests_
         _grade(details, scratch, Path(config or tests_dir / "verifier_config.json"), run_lint,
                rng or random.SystemRandom(), start)
     except ZeroReward as zero:
-        details.update(reward=0.0, reason=str(zero))
+        details.update(reward=0.0, reason=str(zero), fault="submission")
     except vws.WorkspaceError as exc:
-        details.update(reward=0.0, reason=str(exc))
+        details.update(reward=0.0, reason=str(exc), fault="submission")
     except Exception as exc:  # the verifier must always write a reward: 0 with the reason
-        details.update(reward=0.0, reason=f"internal error: {type(exc).__name__}: {exc}")
+        # Not the submission's doing (what it controls is read defensively): a scorer reports no reward.
+        details.update(reward=0.0, reason=f"internal error: {type(exc).__name__}: {exc}", fault="verifier")
     details["timings"]["total"] = round(time.monotonic() - start, 3)
     publish(logs_dir, details)
     return details

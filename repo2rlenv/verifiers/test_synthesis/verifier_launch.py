@@ -28,6 +28,55 @@ from pathlib import Path
 ZYGOTE_SOURCE = Path(__file__).with_name("verifier_zygote.py")
 READY_TIMEOUT_SEC = 120.0  # importing pytest and its plugins; a slow disk can take a while
 REPLY_TIMEOUT_SEC = 30.0  # a fork, or the reaping of a killed child
+# Disk quotas: what one run may write (its copy, HOME, TMPDIR, output), and what a batch may take from the
+# file system altogether; a run over either is killed and fails. Checked every DISK_TICK_SEC while runs go
+# (the file system's usage first, each run's dirs only when that grew past a run's share).
+RUN_QUOTA_BYTES = 1024 * 1024 * 1024
+BATCH_QUOTA_BYTES = 3 * 1024 * 1024 * 1024
+MIN_FREE_BYTES = 256 * 1024 * 1024
+DISK_TICK_SEC = 0.5
+
+
+def dir_bytes(root: str, stop: int) -> int:
+    """Bytes allocated beneath `root` (no link followed), counted until `stop` is passed."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames + dirnames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+            except OSError:
+                continue
+        if total > stop:
+            break
+    return total
+
+
+def _used(path: str) -> tuple[int, int]:
+    """(used, free) bytes of the file system holding `path`."""
+    st = os.statvfs(path)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_bavail * st.f_frsize
+
+
+@dataclass(slots=True)
+class DiskWatch:
+    """Which runs of a batch are over their disk quota, judged from their dirs (`roots`, one list a run)."""
+
+    roots: list[list[str]]
+    base: int = 0
+
+    def __post_init__(self) -> None:
+        self.base = _used(self.roots[0][0])[0] if self.roots and self.roots[0] else 0
+
+    def over(self, running: list[int]) -> list[int]:
+        if not self.roots or not self.roots[0]:
+            return []
+        used, free = _used(self.roots[0][0])
+        if used - self.base <= RUN_QUOTA_BYTES and free > MIN_FREE_BYTES:
+            return []
+        heavy = [i for i in running if sum(dir_bytes(r, RUN_QUOTA_BYTES) for r in self.roots[i]) > RUN_QUOTA_BYTES]
+        if heavy:
+            return heavy
+        return list(running) if used - self.base > BATCH_QUOTA_BYTES or free <= MIN_FREE_BYTES else []
 
 
 class Via(str, Enum):
@@ -47,6 +96,7 @@ class Launched:
     leftovers: int  # processes of the run still present after it was ended
     via: Via
     cpu: float | None = None  # CPU seconds the run used (user + system), when the zygote measured them
+    over_quota: bool = False  # killed for writing more than its share of the disk (a failing run)
 
 
 class ZygoteLost(Exception):
@@ -204,7 +254,7 @@ class Zygote:
 
     def launch_batch(self, jobs: list[dict], timeout: float) -> list[Launched]:
         """Fork one run per job, released together; wait for all, killing each run's session at its wall
-        clock (counted from the release)."""
+        clock (counted from the release) or when it is over its disk quota."""
         self.wait_ready()
         try:
             self.proc.stdin.write(request_line(jobs))  # type: ignore[union-attr]
@@ -218,9 +268,17 @@ class Zygote:
         start = time.monotonic()
         ends: dict[int, tuple[int | None, float, float | None]] = {}
         timed_out: set[int] = set()
+        over_quota: set[int] = set()
+        watch = DiskWatch([list(job.get("landlock", {}).get("write", [])) for job in jobs])
         try:
             while len(ends) < len(pids):
-                done = self._reply(start + timeout)
+                done = self._reply(min(start + timeout, time.monotonic() + DISK_TICK_SEC))
+                if done is None and time.monotonic() < start + timeout:
+                    running = [i for i, pid in enumerate(pids) if pid not in ends and pid not in over_quota]
+                    for i in watch.over(running):
+                        over_quota.add(pids[i])
+                        _kill_group(pids[i])
+                    continue
                 if done is None:  # the wall clock: every run still going is killed
                     for pid in pids:
                         if pid not in ends:
@@ -243,7 +301,8 @@ class Zygote:
         for pid in pids:
             status, seconds, cpu = ends[pid]
             code = None if pid in timed_out or status is None else os.waitstatus_to_exitcode(status)
-            results.append(Launched(code, pid in timed_out, seconds, end_session(pid), Via.zygote, cpu))
+            results.append(Launched(code, pid in timed_out, seconds, end_session(pid), Via.zygote, cpu,
+                                    over_quota=pid in over_quota))
         return results
 
     def close(self) -> None:

@@ -437,12 +437,30 @@ def _fold(node: ast.AST) -> object:
     return None
 
 
+def declared_encoding(raw: bytes) -> str:
+    """The encoding Python decodes `raw` with (its BOM or PEP 263 declaration; UTF-8 when none), as the
+    tokenizer names it; a declaration Python would refuse is returned as it is written."""
+    import io
+    import tokenize
+
+    try:
+        return tokenize.detect_encoding(io.BytesIO(raw).readline)[0]
+    except SyntaxError as exc:
+        return f"unusable ({exc})"
+
+
 def lint_source(source: str, filename: str = "<submission>") -> list[Finding]:
-    """Findings for a test file's source (empty list: nothing refused)."""
+    """Findings for a test file's source (empty list: nothing refused). A file nested too deeply for the
+    parser or the walk is the submission's finding, never the verifier's error."""
     try:
         tree = ast.parse(source, filename=filename)
     except (SyntaxError, ValueError) as exc:
         what = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}"
         return [Finding(getattr(exc, "lineno", 0) or 0, getattr(exc, "offset", 0) or 0, "syntax",
                         f"{what}: {RULES['syntax']}")]
-    return _Linter().run(tree)
+    except (RecursionError, MemoryError) as exc:
+        return [Finding(0, 0, "syntax", f"{type(exc).__name__}: nested too deeply to read: {RULES['syntax']}")]
+    try:
+        return _Linter().run(tree)
+    except (RecursionError, MemoryError) as exc:
+        return [Finding(0, 0, "syntax", f"{type(exc).__name__}: nested too deeply to read: {RULES['syntax']}")]

@@ -132,7 +132,7 @@ def read_outcomes(result: RunResult, out_dir: Path) -> None:
                 finished = True
             else:
                 raise ValueError("not a plugin line")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError, MemoryError):  # the run wrote it: its failure
         result.status, result.cases, result.collected = Status.crashed, {}, None
         return
     if not finished and result.status == Status.ok:
@@ -144,7 +144,8 @@ def read_guard(result: RunResult, out_dir: Path) -> None:
     try:
         guard = json.loads(read_run_file(out_dir / GUARD_FILE, MAX_SMALL_BYTES) or b"{}")
         result.guard = guard if isinstance(guard, dict) else {}
-    except ValueError:
+        json.dumps(result.guard)  # it goes into the details: a nesting json cannot write back is dropped
+    except (ValueError, RecursionError, MemoryError):
         result.guard = {}
     text = (read_run_file(out_dir / REFUSALS_FILE, MAX_SMALL_BYTES) or b"").decode("utf-8", "replace")
     result.refusals = [line for line in text.splitlines() if line.strip()][:20]

@@ -23,13 +23,13 @@ try:
     from . import verifier_kernel as vkernel
     from . import verifier_results as vres
     from . import verifier_workspace as vws
-    from .verifier_launch import Launcher
+    from .verifier_launch import BATCH_QUOTA_BYTES, RUN_QUOTA_BYTES, Launcher
     from .verifier_layout import NOBODY, PROBE_LOG, Layout, RunDirs, make_job, probe_job
 except ImportError:  # run as a script from /tests: the modules are plain siblings
     import verifier_kernel as vkernel  # type: ignore[no-redef]
     import verifier_results as vres  # type: ignore[no-redef]
     import verifier_workspace as vws  # type: ignore[no-redef]
-    from verifier_launch import Launcher  # type: ignore[no-redef]
+    from verifier_launch import BATCH_QUOTA_BYTES, RUN_QUOTA_BYTES, Launcher  # type: ignore[no-redef]
     from verifier_layout import NOBODY, PROBE_LOG, Layout, RunDirs, make_job, probe_job  # type: ignore[no-redef]
 
 # World-writable places a run could leave something in when there is no Landlock to stop it.
@@ -226,6 +226,10 @@ class Runner:
                                     via=end.via.value, cpu=end.cpu)
             if end.timed_out:
                 result.status = vres.Status.timeout
+            elif end.over_quota:  # a failing run, as a timeout is
+                result.status = vres.Status.timeout
+                result.output_tail = (f"killed: over the disk quota ({RUN_QUOTA_BYTES >> 20} MB a run, "
+                                      f"{BATCH_QUOTA_BYTES >> 20} MB a batch)\n" + result.output_tail)
             else:
                 vres.read_outcomes(result, run.dirs.out)
             vres.read_guard(result, run.dirs.out)
