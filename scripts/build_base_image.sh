@@ -41,7 +41,7 @@ done
 
 tag="${tag:-repo2rlenv-base:$suite}"
 # Bump when the image's contents change: an image built by an older recipe is rebuilt, not reused.
-recipe=2
+recipe=3
 
 if [ -n "$ca_bundle" ] && [ ! -f "$ca_bundle" ]; then
   echo "build_base_image.sh: CA bundle not found: $ca_bundle" >&2; exit 2
@@ -90,6 +90,9 @@ ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \\
     PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     LANG=C.UTF-8
 RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q "pytest>=8,<10" "coverage>=7.4,<8"
+# CPython's test and demo extension modules (_testcapi hands out code objects with no audit event).
+RUN find /usr/lib/python3*/lib-dynload -regextype posix-extended \\
+      -regex '.*/(_test[a-z_]*|_ctypes_test|_xxtestfuzz|xxlimited(_35)?|xxsubtype)\\.[^/]*\\.so' -delete
 SHELL ["/bin/bash", "-c"]
 CMD ["/bin/bash"]
 DOCKERFILE

@@ -1,2 +1,2 @@
 """The command line: one module per command group (`main`: generate, demo, doctor, validate; `solver`:
-solve, eval; `hub`: push, pull, export) and one error guard (`guard`). The only package that knows click."""
+solve, eval; `hub`: push, pull, export; `upgrade`) and one error guard (`guard`). The only package that knows click."""

@@ -15,7 +15,8 @@ from repo2rlenv import atomic
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
 # History: 1 = first version. 2 = mutation_weight, siblings, oracle_inputs (version-1 rows read with 0.5, 0, None).
-MANIFEST_SCHEMA_VERSION = 2
+# 3 = verifier_version (older rows, and tasks made before it was recorded, read None).
+MANIFEST_SCHEMA_VERSION = 3
 
 
 class ValidationSummary(BaseModel):
@@ -55,6 +56,8 @@ class ManifestRow(BaseModel):
     baseline_full_coverage: bool
     difficulty: str
     content_hash: str
+    verifier_version: int | None = Field(
+        None, description="The version of the verifier the task ships (None: made before versions were recorded).")
     validation: ValidationSummary | None = None
 
 
@@ -86,6 +89,7 @@ def row_for(dataset: DatasetPaths, task_id: str) -> ManifestRow:
         mutation_weight=ts.get("mutation_weight", 0.5), siblings=ts.get("siblings", 0),
         baseline_coverage=ts["baseline_coverage"], baseline_full_coverage=ts["baseline_full_coverage"],
         difficulty=meta["difficulty"], content_hash=r2e["content_hash"],
+        verifier_version=r2e.get("verifier_version"),
         validation=load_validation(dataset, task_id),
     )
 

@@ -73,6 +73,9 @@ class Repo2EnvMeta(_Model):
     ref: str | None = None
     content_hash: str = Field(description="Hash of everything that decides the task's content.")
     synthesis_llm: str | None = None
+    verifier_version: int | None = Field(
+        None, description="The shipped verifier's VERIFIER_VERSION (verifiers/test_synthesis/verifier_version.py); "
+                          "absent in tasks made before it was recorded (their verifiers are versions 1-2).")
     test_synthesis: TestSynthesisMeta
 
 

@@ -5,5 +5,7 @@ Heavy parts (the Docker SDK) load on first use, so importing this package costs 
 from repo2rlenv.scoring.completion import completion_text, extract_test_file
 from repo2rlenv.scoring.models import Score, ScoreError
 from repo2rlenv.scoring.scorer import DatasetScorer, TaskScorer
+from repo2rlenv.scoring.staleness import StaleVerifierWarning
 
-__all__ = ["DatasetScorer", "Score", "ScoreError", "TaskScorer", "completion_text", "extract_test_file"]
+__all__ = ["DatasetScorer", "Score", "ScoreError", "StaleVerifierWarning", "TaskScorer", "completion_text",
+           "extract_test_file"]

@@ -33,6 +33,7 @@ from repo2rlenv.errors import Repo2RLEnvError, UserError
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.scoring.models import Score, ScoreError
 from repo2rlenv.scoring.pool import PoolClosed, WarmPool
+from repo2rlenv.scoring.staleness import warn_if_stale
 from repo2rlenv.verifiers.config_model import RewardDetails
 
 DEFAULT_CONCURRENCY = 2
@@ -62,6 +63,7 @@ class TaskScorer:
             raise UserError(f"{task_dir} is not a task directory (no task.toml)")
         self.task_id = self.task.root.name
         config = TaskToml.from_toml(self.task.task_toml.read_text())
+        warn_if_stale(self.task.root, config.metadata.repo2env.verifier_version)
         self.test_path = config.metadata.repo2env.test_synthesis.test_path
         self.verifier_timeout = config.verifier.timeout_sec
         # The artifact Harbor hands to the verifier container is the test file; the scorer puts the
@@ -155,6 +157,9 @@ class TaskScorer:
             # test.sh writes 0 itself when the verifier was killed before it wrote anything: a verdict on the
             # submission (it is what Harbor records), with nothing to explain it.
             message = "the verifier wrote no reward-details.json (killed or crashed: test.sh scored 0)"
+        if details is not None and details.fault == "verifier":
+            return Score(task_id=self.task_id, reward=None, error=ScoreError.verifier, details=details,
+                         message=details.reason or "internal error", duration_sec=took)
         return Score(task_id=self.task_id, reward=outcome.reward, details=details, message=message,
                      duration_sec=took)
 

@@ -36,6 +36,7 @@ from repo2rlenv.sandbox.dockerfile import render_dockerfile
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.dataset.taskdir import TaskPaths
 from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest, write_pristine_archive
+from repo2rlenv.verifiers.test_synthesis.verifier_version import VERIFIER_VERSION
 
 
 class TaskSpec(BaseModel):
@@ -123,7 +124,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
                       keywords=keywords),
         metadata=Metadata(difficulty=difficulty.label(meta.difficulty), keywords=keywords, repo2env=Repo2EnvMeta(
             pipeline_version=spec.pipeline_version, repo=spec.repo, ref=spec.ref, content_hash=content,
-            synthesis_llm=spec.synthesis_llm, test_synthesis=meta)),
+            synthesis_llm=spec.synthesis_llm, verifier_version=VERIFIER_VERSION, test_synthesis=meta)),
         agent=AgentSection(timeout_sec=options.agent_timeout_sec,
                            network_mode="no-network" if options.agent_network == "no-network" else None),
         verifier=VerifierSection(timeout_sec=options.verifier_timeout_sec,

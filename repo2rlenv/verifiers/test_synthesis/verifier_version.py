@@ -1,0 +1,16 @@
+"""The version of the verifier a task ships; recorded in the task's task.toml when the task is written.
+
+Stdlib only, imports nothing: the host reads these numbers (`repo2rlenv upgrade`, the scorer's warning)
+and the copy in a task's /tests can be imported by its siblings by plain name.
+
+VERIFIER_VERSION: bump on every change to the shipped verifier (any file of this folder, or test.sh).
+INTEGRITY_VERSION: the oldest verifier version that carries the newest integrity fix; set it to the new
+VERIFIER_VERSION whenever a change closes a reward hack, so tasks shipping an older verifier are flagged
+(the scorer warns; `repo2rlenv upgrade DATASET` brings them up to date).
+
+Versions 1-2 are the verifiers of the tasks made before this field existed: their task.toml records no
+version at all (read as absent). 3 is the first recorded version.
+"""
+
+VERIFIER_VERSION = 3
+INTEGRITY_VERSION = 3

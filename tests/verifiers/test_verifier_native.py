@@ -1,0 +1,132 @@
+"""The native-code allowlist: the rule on real shared objects, the inventory of both base images and of a
+task image, and a graded run that cannot map anything it was not given."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.verifiers.test_synthesis import verifier_native as native
+
+NATIVE_PY = Path(native.__file__)
+SUFFIX = native.suffixes()[0]
+CC = shutil.which("cc") or shutil.which("gcc")
+INCLUDE = sysconfig.get_paths()["include"]
+MODULE = """
+#include <Python.h>
+{body}
+static PyMethodDef methods[] = {{{{"get", get, METH_O, ""}}, {{NULL, NULL, 0, NULL}}}};
+static struct PyModuleDef def = {{PyModuleDef_HEAD_INIT, "{name}", "", -1, methods}};
+PyMODINIT_FUNC PyInit_{name}(void) {{ return PyModule_Create(&def); }}
+"""
+HANDS_OUT = "static PyObject *get(PyObject *self, PyObject *f) { return PyFunction_GetCode(f); }"
+BUILDS = ('static PyObject *get(PyObject *self, PyObject *f) '
+          '{ return (PyObject *)PyCode_NewEmpty("target.py", "x", 1); }')
+PLAIN = "static PyObject *get(PyObject *self, PyObject *f) { return PyLong_FromLong(PyObject_Length(f)); }"
+# What a Cython module carries: its runtime's name, and a code constructor for its tracebacks.
+CYTHON = ('static const char *mark = "cython_runtime";\n'
+          'static PyObject *get(PyObject *self, PyObject *f) '
+          '{ return mark[0] ? (PyObject *)PyCode_NewEmpty("own.pyx", "x", 1) : NULL; }')
+
+
+def build(tmp_path: Path, name: str, body: str) -> Path:
+    src = tmp_path / f"{name}.c"
+    src.write_text(MODULE.format(name=name, body=body))
+    out = tmp_path / f"{name}{SUFFIX}"
+    subprocess.run([CC, "-shared", "-fPIC", f"-I{INCLUDE}", "-o", str(out), str(src)], check=True,
+                   capture_output=True)
+    return out
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler on this machine")
+def test_the_rule_refuses_what_hands_out_or_builds_code_and_allows_the_rest(tmp_path: Path) -> None:
+    verdicts = {name: native.classify(str(build(tmp_path, name, body)), stdlib=())
+                for name, body in [("hands", HANDS_OUT), ("builds", BUILDS), ("plain", PLAIN), ("cy", CYTHON)]}
+    assert verdicts["hands"] == ("refused", "imports PyFunction_GetCode")
+    assert verdicts["builds"] == ("refused", "imports PyCode_NewEmpty")
+    assert verdicts["plain"][0] == "allowed"
+    assert verdicts["cy"][0] == "allowed" and "Cython" in verdicts["cy"][1]
+    junk = tmp_path / f"junk{SUFFIX}"
+    junk.write_bytes(b"not an ELF file at all" * 10)
+    assert native.classify(str(junk), stdlib=()) == ("refused", "not a readable ELF shared object")
+
+
+def test_stdlib_modules_go_by_name_and_an_unknown_one_is_unknown(tmp_path: Path) -> None:
+    dynload = tmp_path / "lib-dynload"
+    dynload.mkdir()
+    for name in ("_testcapi", "_json", "_brand_new"):
+        (dynload / f"{name}{SUFFIX}").write_bytes(b"")
+    table = {name: native.classify(str(dynload / f"{name}{SUFFIX}"), stdlib=(str(dynload),))[0]
+             for name in ("_testcapi", "_json", "_brand_new")}
+    assert table == {"_testcapi": "refused", "_json": "allowed", "_brand_new": "unknown"}
+
+
+def test_this_interpreter_has_no_unknown_extension_module() -> None:
+    table = native.inventory(list(native.stdlib_dirs()))
+    assert table and not [p for p, (v, _) in table.items() if v == "unknown"]
+    assert all(v == "refused" for p, (v, _) in table.items() if Path(p).name.startswith("_testcapi"))
+
+
+def _inventory_in(image: str) -> list[dict]:
+    done = subprocess.run(["docker", "run", "--rm", "--network", "none", "-i", image, "python3", "-", "/usr", "/opt"],
+                          input=NATIVE_PY.read_bytes(), capture_output=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr.decode()
+    return [json.loads(line) for line in done.stdout.decode().splitlines()]
+
+
+@pytest.mark.parametrize("image", ["repo2rlenv-base:bookworm", "repo2rlenv-base:trixie"])
+def test_every_extension_module_of_the_base_images_is_allowed_or_refused(image: str) -> None:
+    rows = _inventory_in(image)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    print(f"\n{image}: {counts}")
+    for row in rows:
+        if row["verdict"] != "allowed":
+            print(f"  {row['verdict']:8} {row['path']}: {row['why']}")
+    assert [r for r in rows if r["verdict"] == "unknown"] == []
+    assert counts.get("allowed", 0) > 30
+    # the base image recipe removes CPython's test and demo modules
+    assert not [r for r in rows if "/lib-dynload/_testcapi" in r["path"] or "/lib-dynload/_testinternalcapi" in r["path"]]
+
+
+def test_a_graded_run_maps_nothing_it_was_not_given(make_task) -> None:
+    """_testcapi (refused by the rule), a copy of it written into the run's own tmp dir and loaded by
+    file, and ctypes: none can run; the allowed modules (decimal, threads) keep working."""
+    submission = f"""
+import glob, importlib.util, os, tempfile
+from shopcalc.pricing import apply_discount as f
+
+def test_testcapi():
+    import _testcapi
+    assert _testcapi.function_get_code(f)
+
+def test_written_copy():
+    path = os.path.join(tempfile.mkdtemp(), "_testcapi{SUFFIX}")
+    original = glob.glob(os.path.join(os.path.dirname(os.__file__), "lib-dynload", "_testcapi*.so"))[0]
+    with open(original, "rb") as src, open(path, "wb") as dst:
+        dst.write(src.read())
+    spec = importlib.util.spec_from_file_location("_testcapi", path)
+    assert importlib.util.module_from_spec(spec).function_get_code(f)
+
+def test_allowed_still_work():
+    import decimal, threading
+    box = []
+    worker = threading.Thread(target=lambda: box.append(decimal.Decimal("0.5") * 2))
+    worker.start(); worker.join()
+    assert box == [decimal.Decimal("1.0")] and f(10, 50) == 5
+"""
+    task = make_task(submission)
+    details = task.score(run_lint=False)
+    outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in details["cases"]}
+    assert outcomes == {"test_testcapi": {"failed"}, "test_written_copy": {"failed"},
+                        "test_allowed_still_work": {"passed"}}
+    assert details["native"]["interpreter"]["allowed"] > 20
+    assert details["native"]["interpreter"]["unknown"] == {}
+    assert sys.version_info >= (3, 11)
