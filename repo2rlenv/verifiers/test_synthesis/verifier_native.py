@@ -56,7 +56,7 @@ _ALLOWED_STDLIB = (
     "_lzma", "_md5", "_pickle", "_random", "_sha1", "_sha2", "_sha256", "_sha3", "_sha512", "_statistics",
     "_struct", "_zoneinfo", "array", "audioop", "binascii", "cmath", "math", "pyexpat", "unicodedata",
     "zlib", "_hashlib", "_ssl", "_uuid", "_crypt", "_typing", "_contextvars", "_queue", "_opcode",
-    "_string", "_bisect", "_suggestions", "_sysconfig",
+    "_string", "_suggestions", "_sysconfig",
     # the system: files, processes (refused by seccomp anyway), terminals, databases
     "_asyncio", "_posixsubprocess", "_posixshmem", "_multiprocessing", "_socket", "select", "fcntl",
     "grp", "pwd", "spwd", "syslog", "termios", "resource", "mmap", "nis", "ossaudiodev", "_curses",
@@ -66,7 +66,7 @@ _ALLOWED_STDLIB = (
     "_abc", "_ast", "_codecs", "_collections", "_functools", "_imp", "_io", "_locale", "_operator",
     "_signal", "_sre", "_stat", "_symtable", "_thread", "_tokenize", "_tracemalloc", "_warnings",
     "_weakref", "atexit", "builtins", "errno", "faulthandler", "gc", "itertools", "marshal", "posix",
-    "sys", "time", "_frozen_importlib", "_frozen_importlib_external", "_io", "_winapi",
+    "sys", "time", "_frozen_importlib", "_frozen_importlib_external", "_winapi",
 )
 STDLIB = {**{n: True for n in _ALLOWED_STDLIB}, **{n: False for n in _REFUSED_STDLIB}}
 
