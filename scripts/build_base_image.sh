@@ -41,7 +41,7 @@ done
 
 tag="${tag:-repo2rlenv-base:$suite}"
 # Bump when the image's contents change: an image built by an older recipe is rebuilt, not reused.
-recipe=3
+recipe=4
 
 if [ -n "$ca_bundle" ] && [ ! -f "$ca_bundle" ]; then
   echo "build_base_image.sh: CA bundle not found: $ca_bundle" >&2; exit 2
@@ -75,7 +75,19 @@ else
   ctx="$work/ctx"
   mkdir -p "$ctx"
   if [ -n "$ca_bundle" ]; then cp "$ca_bundle" "$ctx/extra-ca.pem"; else : >"$ctx/extra-ca.pem"; fi
+  cp "$(dirname "$0")/../repo2rlenv/sandbox/templates/r2e_kernel.c" "$ctx/r2e_kernel.c"
+  # The verifier's kernel extension (_r2e_kernel: Landlock, seccomp and prctl without ctypes) is compiled
+  # in a throw-away stage: the compiler and headers never reach the image.
   cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $raw AS kernel
+COPY extra-ca.pem /usr/local/share/ca-certificates/repo2rlenv-extra.crt
+RUN update-ca-certificates >/dev/null 2>&1 || true
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \\
+      gcc libc6-dev python3-dev >/dev/null
+COPY r2e_kernel.c /src/r2e_kernel.c
+RUN mkdir /out && gcc -shared -fPIC -O2 -Wall -Werror \$(python3-config --includes) /src/r2e_kernel.c \\
+      -o /out/_r2e_kernel\$(python3-config --extension-suffix)
+
 FROM $raw
 LABEL repo2rlenv.base-recipe=$recipe repo2rlenv.suite=$suite
 RUN locale-gen >/dev/null
@@ -90,6 +102,9 @@ ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \\
     PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     LANG=C.UTF-8
 RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q "pytest>=8,<10" "coverage>=7.4,<8"
+COPY --from=kernel /out/ /tmp/r2e-kernel/
+RUN cp /tmp/r2e-kernel/_r2e_kernel* "\$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')/" \\
+ && rm -rf /tmp/r2e-kernel && /opt/venv/bin/python -c 'import _r2e_kernel'
 # CPython's test and demo extension modules (_testcapi hands out code objects with no audit event).
 RUN find /usr/lib/python3*/lib-dynload -regextype posix-extended \\
       -regex '.*/(_test[a-z_]*|_ctypes_test|_xxtestfuzz|xxlimited(_35)?|xxsubtype)\\.[^/]*\\.so' -delete
@@ -104,7 +119,10 @@ fi
 
 if [ "$to_podman" = 1 ]; then
   command -v podman >/dev/null || { echo "build_base_image.sh: podman not found" >&2; exit 2; }
-  if [ "$force" = 1 ] || ! podman image exists "$tag" 2>/dev/null; then
+  # Reloaded when podman's copy is from another recipe (an older image would grade with the old verifier
+  # support, e.g. without the kernel extension).
+  in_podman=$(podman image inspect --format '{{ index .Config.Labels "repo2rlenv.base-recipe" }}' "$tag" 2>/dev/null || true)
+  if [ "$force" = 1 ] || [ "$in_podman" != "$recipe" ]; then
     docker save "$tag" | podman load >/dev/null
     echo "loaded $tag into podman"
   fi

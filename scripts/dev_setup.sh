@@ -21,6 +21,13 @@ fi
 command -v git >/dev/null || apt_need+=(git)
 # Headless Chromium renders the eval report in its test.
 command -v chromium >/dev/null || apt_need+=(chromium)
+# A C compiler and the system Python's headers: the verifier's kernel extension (_r2e_kernel) is built
+# for the interpreters the tests grade with (the base images build their own).
+command -v cc >/dev/null || apt_need+=(gcc libc6-dev)
+sys_py=$(command -v /usr/bin/python3 || true)
+if [ -n "$sys_py" ] && [ ! -f "$("$sys_py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+  apt_need+=(python3-dev)
+fi
 if [ ${#apt_need[@]} -gt 0 ]; then
   echo "installing system packages: ${apt_need[*]}"
   as_root apt-get update -qq

@@ -28,6 +28,7 @@ from repo2rlenv.digest import tree_digest
 from repo2rlenv.discovery.python import BASE_IMAGES
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.sandbox.base import ExecResult, Limits, base_env, build_failure, scrub_env
+from repo2rlenv.sandbox import kernel_ext
 from repo2rlenv.sandbox.install import InstallPlan, install_steps, plan_install
 
 WARNING = ("local sandbox: isolation is process-level only (own process group, rlimits, scrubbed "
@@ -180,6 +181,12 @@ class LocalSandbox:
                 if proc.returncode != 0:
                     raise build_failure(f"preparing the local venv failed at `{' '.join(step[-3:])}`",
                                         (proc.stdout or "") + (proc.stderr or ""))
+            # The verifier's kernel extension, as the base images carry it; without a compiler the graded
+            # runs confine themselves through ctypes, and their reward details say so.
+            built, why = kernel_ext.try_build(str(venv / "bin" / "python"))
+            if built is None:
+                print(f"local sandbox: the verifier's kernel extension was not built ({why}); graded runs "
+                      "fall back to ctypes", file=sys.stderr)
             (home / ".ready").write_text("ok\n")
         return venv
 

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 # verifier_config.json format. 1: first version. 2: twins drawn at grading time (twin_runs, twin_kinds,
 # case_timeout_sec), no A′ diff. 3: pytest_plugins (graded runs load the image's plugins with -p). The
 # 4: the graded reward's mutation_weight and oracle_lines. 5: pristine_archive (A's files shipped in tests/, so
-# grading in the agent's own container never depends on what the agent left of A). The in-task reader
-# (`verifier_config`) still reads 1-4.
-CONFIG_SCHEMA_VERSION = 5
+# grading in the agent's own container never depends on what the agent left of A). 6: native_exposed (the
+# memory-primitive modules, e.g. _ctypes, the target needs at import: only they are mapped in the runs).
+# The in-task reader (`verifier_config`) still reads 1-5.
+CONFIG_SCHEMA_VERSION = 6
 # reward-details.json format. 1: first version. 2: `runner` (zygote or subprocess) and each variant's `via`.
 # 3: runs instead of variants (A, A′k, B′k, Sj′1), each with its guard state and refusals; n_tests, kills, twins.
 # 4: mutation_score; coverage.kind, oracle_lines and covered_oracle_lines (the graded reward).
@@ -87,6 +88,11 @@ class VerifierConfig(BaseModel):
         PRISTINE_ARCHIVE, description="A's files as a tar.xz in tests/ (relative to it): the runs are built from it, "
                                       "not from the workspace; None → from the workspace, checked against the "
                                       "manifest (a changed file of A scores 0)")
+    native_exposed: list[str] = Field(
+        default_factory=list, description="raw-memory modules the target imports: memory primitives (verifier_native."
+                                          "MEMORY_PRIMITIVES, e.g. _ctypes), which the runs then load (others never "
+                                          "do), and raw-address libraries (numpy); the reward details say the "
+                                          "grading is exposed")
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repo2rlenv.sandbox import kernel_ext
 from repo2rlenv.verifiers.bundle import install_verifier, workspace_manifest, write_pristine_archive
 from repo2rlenv.verifiers.config_model import VariantDiffs, VerifierConfig
 from repo2rlenv.verifiers.test_synthesis.verifier import score
@@ -191,6 +192,9 @@ def build_portable_python(parent: Path | None = None) -> tuple[str, Path | None]
     site_packages = home / "venv" / "lib" / f"python{version}" / "site-packages"
     for name in ("pytest", "pluggy", "iniconfig", "packaging", "pygments", "coverage"):
         _copy_distribution(name, site_packages)
+    # The kernel extension the base images carry: without it the runs would confine themselves through
+    # ctypes, and the graded runs would not be the ones a task image gives.
+    kernel_ext.build(str(home / "venv" / "bin" / "python"), site_packages)
     for dirpath, dirnames, filenames in os.walk(home):
         for name in dirnames + filenames:
             path = os.path.join(dirpath, name)

@@ -50,7 +50,7 @@ def test_version_1_is_read_with_its_aprime_diff_dropped(tmp_path):
     raw.update(schema_version=1, variants={"broken": "broken_patch.diff", "aprime": "aprime_patch.diff", "siblings": []})
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 5 and cfg.variants == vc.Variants("broken_patch.diff", ())
+    assert cfg.schema_version == 6 and cfg.variants == vc.Variants("broken_patch.diff", ())
     assert cfg.twin_kinds == vt.KINDS and cfg.twin_runs == 4 and cfg.pytest_plugins == ()
     assert (cfg.mutation_weight, cfg.oracle_lines, cfg.pristine_archive) == (0.5, (), None)
 
@@ -62,7 +62,7 @@ def test_version_2_is_read_with_no_plugins(tmp_path):
     raw.update(schema_version=2)
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert cfg.schema_version == 5 and cfg.pytest_plugins == ()
+    assert cfg.schema_version == 6 and cfg.pytest_plugins == ()
 
 
 def test_version_3_is_read_with_the_old_coverage_term(tmp_path):
@@ -72,7 +72,7 @@ def test_version_3_is_read_with_the_old_coverage_term(tmp_path):
     raw.update(schema_version=3)
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert (cfg.schema_version, cfg.mutation_weight, cfg.oracle_lines) == (5, 0.5, ())
+    assert (cfg.schema_version, cfg.mutation_weight, cfg.oracle_lines) == (6, 0.5, ())
 
 
 def test_version_4_is_read_with_no_pristine_archive(tmp_path):
@@ -81,9 +81,20 @@ def test_version_4_is_read_with_no_pristine_archive(tmp_path):
     raw.update(schema_version=4)
     (tmp_path / "c.json").write_text(json.dumps(raw))
     cfg = vc.read_config(tmp_path / "c.json")
-    assert (cfg.schema_version, cfg.pristine_archive) == (5, None)
+    assert (cfg.schema_version, cfg.pristine_archive) == (6, None)
     (tmp_path / "d.json").write_text(json.dumps(minimal()))
     assert vc.read_config(tmp_path / "d.json").pristine_archive == "workspace.tar.xz"
+
+
+def test_version_5_is_read_with_nothing_exposed(tmp_path):
+    raw = minimal()
+    raw.pop("native_exposed")
+    raw.update(schema_version=5)
+    (tmp_path / "c.json").write_text(json.dumps(raw))
+    cfg = vc.read_config(tmp_path / "c.json")
+    assert (cfg.schema_version, cfg.native_exposed) == (6, ())
+    (tmp_path / "d.json").write_text(json.dumps(minimal(native_exposed=["_ctypes"])))
+    assert vc.read_config(tmp_path / "d.json").native_exposed == ("_ctypes",)
 
 
 def test_plugins_read_back(tmp_path):
@@ -99,7 +110,7 @@ def test_plugins_read_back(tmp_path):
     ({"coverage_weight": 2}, "coverage_weight"),
     ({"min_new_tests": True}, "expected a number"),
     ({"function_lines": ["3"]}, "function_lines"),
-    ({"schema_version": 6}, "schema_version"),
+    ({"schema_version": 7}, "schema_version"),
     ({"pristine_archive": "../a.tar.xz"}, "unsafe path"),
     ({"mutation_weight": 1.5}, "mutation_weight"),
     ({"oracle_lines": [3.5]}, "oracle_lines"),

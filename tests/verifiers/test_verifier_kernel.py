@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+from repo2rlenv.sandbox import kernel_ext
 from repo2rlenv.verifiers.test_synthesis import verifier_kernel as vk
+
+VERIFIER_DIR = Path(vk.__file__).resolve().parent
 
 pytestmark = pytest.mark.skipif(not os.uname().sysname == "Linux", reason="Landlock and seccomp are Linux")
 
@@ -35,6 +41,31 @@ def in_child(fn) -> dict:
     return json.loads(data)
 
 
+@pytest.fixture(scope="module")
+def ext_dir(tmp_path_factory) -> Path:
+    """`_r2e_kernel` built for this interpreter (as the base images and the local sandbox build it)."""
+    out = tmp_path_factory.mktemp("kernel-ext")
+    kernel_ext.build(sys.executable, out)
+    return out
+
+
+@pytest.fixture(params=["r2e_kernel", "ctypes"])
+def door(request, ext_dir):
+    """Each barrier test runs through both doors to the kernel: the extension and the ctypes fallback."""
+    if request.param == "r2e_kernel":
+        sys.path.insert(0, str(ext_dir))
+        try:
+            chosen = importlib.import_module("_r2e_kernel")
+        finally:
+            sys.path.remove(str(ext_dir))
+    else:
+        chosen = vk._CtypesCalls()
+    saved = list(vk._CALLS)
+    vk._CALLS[:] = [chosen]
+    yield request.param
+    vk._CALLS[:] = saved
+
+
 def _attempt(action) -> str:
     try:
         action()
@@ -43,7 +74,7 @@ def _attempt(action) -> str:
         return os.strerror(exc.errno) if exc.errno else str(exc)
 
 
-def test_landlock_reads_only_what_it_grants_and_writes_only_into_own_dirs(tmp_path):
+def test_landlock_reads_only_what_it_grants_and_writes_only_into_own_dirs(tmp_path, door):
     if vk.landlock_abi() < 1:
         pytest.fail("this kernel has no Landlock: the verifier's main barrier would be missing here")
     own, other = tmp_path / "own", tmp_path / "other"
@@ -70,7 +101,7 @@ def test_landlock_reads_only_what_it_grants_and_writes_only_into_own_dirs(tmp_pa
         assert got["tcp"] == "Permission denied"
 
 
-def test_seccomp_refuses_new_processes_and_network_sockets_but_not_threads():
+def test_seccomp_refuses_new_processes_and_network_sockets_but_not_threads(door):
     def child():
         vk.seccomp()
         box = []
@@ -86,6 +117,72 @@ def test_seccomp_refuses_new_processes_and_network_sockets_but_not_threads():
     got = in_child(child)
     assert got == {"fork": "Operation not permitted", "spawn": "Operation not permitted",
                    "inet": "Permission denied", "thread": True, "unix": True}
+
+
+def test_seccomp_refuses_executable_memory_through_either_door(door, tmp_path):
+    # A library file no process has mapped yet (a fresh copy): mapping it needs new executable memory.
+    fresh = tmp_path / "libr2e_fresh.so"
+    fresh.write_bytes(_a_shared_library().read_bytes())
+
+    def child():
+        import mmap
+
+        before = _attempt(lambda: vk.calls().map_library(str(fresh), os.RTLD_NOW))
+        copy = tmp_path / "libr2e_fresh2.so"
+        copy.write_bytes(fresh.read_bytes())
+        vk.seccomp()
+        return {"exec_map": _attempt(lambda: mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)),
+                "plain_map": _attempt(lambda: mmap.mmap(-1, 4096)), "before": before,
+                "new_library": _attempt(lambda: vk.calls().map_library(str(copy), os.RTLD_NOW))}
+
+    got = in_child(child)
+    assert got["plain_map"] == "ok" and got["exec_map"] == "Permission denied", got
+    assert got["before"] == "ok" and got["new_library"] != "ok", got
+
+
+def _a_shared_library() -> Path:
+    """An extension module of this interpreter's standard library (any ELF shared object will do)."""
+    import _json
+
+    return Path(_json.__file__)
+
+
+# A fresh interpreter (this test process has ctypes loaded already): the barrier through the extension.
+BARE = """\
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import verifier_kernel, verifier_native
+verifier_native.preload_system()
+result = verifier_kernel.apply(verifier_kernel.readable_roots(["/proc", "/sys"], []), [])
+try:
+    import ctypes
+    imported = "ok"
+except ImportError as exc:
+    imported = type(exc).__name__
+print(json.dumps({"kernel": result, "import_ctypes": imported, "loaded": "_ctypes" in sys.modules}))
+"""
+
+
+def test_through_the_extension_no_run_ever_holds_ctypes(ext_dir):
+    """The barrier goes up without `_ctypes`, and after it `_ctypes` can no longer be mapped: the submission
+    cannot reach ctypes' raw memory."""
+    out = subprocess.run([sys.executable, "-c", BARE, str(ext_dir), str(VERIFIER_DIR)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["kernel"]["ffi"] == "r2e_kernel" and got["kernel"]["seccomp"] is True, got
+    assert got["import_ctypes"] == "ImportError" and got["loaded"] is False, got
+
+
+def test_the_fallback_door_says_it_is_ctypes():
+    """No extension on the path: the same barrier through ctypes, and `ffi` names it."""
+    bare = BARE.replace("sys.argv[1], sys.argv[2]", "sys.argv[2]")
+    out = subprocess.run([sys.executable, "-c", bare, "", str(VERIFIER_DIR)], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["kernel"]["ffi"] == "ctypes" and got["kernel"]["seccomp"] is True, got
+    assert got["loaded"] is True, got
 
 
 @pytest.mark.parametrize("machine", sorted(vk._ARCHES))

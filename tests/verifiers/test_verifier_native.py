@@ -130,3 +130,43 @@ def test_allowed_still_work():
     assert details["native"]["interpreter"]["allowed"] > 20
     assert details["native"]["interpreter"]["unknown"] == {}
     assert sys.version_info >= (3, 11)
+
+
+def test_memory_primitives_are_refused_unless_the_task_exposes_them(tmp_path: Path) -> None:
+    dynload = tmp_path / "lib-dynload"
+    dynload.mkdir()
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    for where, name in ((dynload, "_ctypes"), (site, "_cffi_backend")):
+        (where / f"{name}{SUFFIX}").write_bytes(b"")
+    paths = [str(dynload / f"_ctypes{SUFFIX}"), str(site / f"_cffi_backend{SUFFIX}")]
+    plain = [native.classify(p, stdlib=(str(dynload),))[0] for p in paths]
+    exposed = [native.classify(p, stdlib=(str(dynload),), expose=("_ctypes",))[0] for p in paths]
+    assert plain == ["refused", "refused"]
+    assert exposed == ["allowed", "refused"]
+
+
+CTYPES_SUBMISSION = """
+from shopcalc.pricing import apply_discount as f
+
+def test_ctypes():
+    import ctypes
+    assert ctypes.sizeof(ctypes.c_int) == 4
+
+def test_honest():
+    assert f(10, 50) == 5
+"""
+
+
+def test_ctypes_cannot_load_in_a_run_unless_the_target_needs_it(make_task) -> None:
+    """Never loaded by the barrier itself (`_r2e_kernel`); a task whose target imports ctypes maps it and
+    the details say the grading is exposed."""
+    closed = make_task(CTYPES_SUBMISSION).score(run_lint=False)
+    assert closed["native"]["interpreter"]["ffi"] == "r2e_kernel"
+    assert closed["native"]["exposed"] == []
+    outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in closed["cases"]}
+    assert outcomes.get("test_ctypes") == {"failed"} and outcomes.get("test_honest") == {"passed"}, outcomes
+    opened = make_task(CTYPES_SUBMISSION, native_exposed=["_ctypes"]).score(run_lint=False)
+    assert opened["native"]["exposed"] == ["_ctypes"]
+    outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in opened["cases"]}
+    assert outcomes.get("test_ctypes") == {"passed"}, outcomes

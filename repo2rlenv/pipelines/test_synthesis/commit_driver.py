@@ -35,6 +35,7 @@ from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
 from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.discovery.native_needs import session_native_needs
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
@@ -302,7 +303,9 @@ class CommitGating:
         return dataclasses.replace(self.synthesis, suite=active.runner, baseline=commit.baseline, a_dir=commit.tree,
                                    ref=commit.sha, install=commit.plan, validator=validator, gates=None,
                                    siblings_of=None, generated=generated_files(active.env.session, commit.tree),
-                                   pytest_plugins=session_graded_plugins(active.env.session))
+                                   pytest_plugins=session_graded_plugins(active.env.session),
+                                   native_exposed=session_native_needs(active.env.session, commit.tree,
+                                                                       commit.plan.import_roots))
 
     def _decided(self, commit: _Commit, cand: Candidate) -> None:
         commit.undecided.discard(cand.candidate_id)

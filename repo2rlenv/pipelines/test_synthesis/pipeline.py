@@ -30,6 +30,7 @@ from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gate.batch import gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.gate.gates import baseline_coverage
 from repo2rlenv.pipelines.test_synthesis.generated import generated_files
+from repo2rlenv.discovery.native_needs import session_native_needs
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.emit.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
@@ -133,6 +134,11 @@ class TestSynthesisPipeline:
             # Read before any test runs in the workspace: what is new there now, the build wrote.
             generated = generated_files(session, a_dir)
             plugins = session_graded_plugins(session)
+            exposed = session_native_needs(session, a_dir, plan.import_roots)
+            result.details["native_exposed"] = exposed
+            if exposed:
+                rep.warn(f"the project imports {', '.join(exposed)} (raw memory access): a submission can reach it "
+                         f"in graded runs too; the tasks record it (native_exposed, docs/integrity.md)")
             baseline = ref_baseline(ctx, options, ref)
             self._report_baseline(ctx, baseline)
             result.details["baseline"] = {
@@ -156,7 +162,7 @@ class TestSynthesisPipeline:
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
                 base_image=plan.base_image, install=plan, validator=task_validator(ctx, options),
                 llm_client=client, gates=gates, siblings_of=_siblings_index(candidates), generated=generated,
-                pytest_plugins=plugins))
+                pytest_plugins=plugins, native_exposed=exposed))
             pairs, rest = split_pairs(options, candidates)
             decisions = _Decisions.load(ctx, options, ref.a_digest)
             processed: list[Candidate] = []

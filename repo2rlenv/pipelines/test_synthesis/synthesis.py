@@ -70,6 +70,7 @@ class SynthesisContext:
     generated: dict[str, str] = field(default_factory=dict)
     # pytest plugins installed in the environment, loaded with -p in graded runs (pytest_setup.graded_plugins).
     pytest_plugins: list[str] = field(default_factory=list)
+    native_exposed: list[str] = field(default_factory=list)  # memory primitives the project's import loads
 
 
 def tests_dir(baseline: BaselineReport) -> str:
@@ -309,7 +310,7 @@ class Synthesizer:
             run_timeout_sec=opts.verifier_run_timeout_sec, memory_mb=min(opts.memory_mb, 4096),
             variants=VariantDiffs(siblings=[f"siblings/{i:02d}.diff" for i in range(1, len(siblings) + 1)]),
             twin_runs=opts.twin_runs, twin_kinds=list(kinds), case_timeout_sec=opts.verifier_case_timeout_sec,
-            pytest_plugins=list(ctx.pytest_plugins),
+            pytest_plugins=list(ctx.pytest_plugins), native_exposed=list(ctx.native_exposed),
         )
         spec = TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,

@@ -5,7 +5,7 @@ dataclass reader; a host test keeps the two field lists identical. Version 1 (be
 too: its A′ diff is no longer used, and the twin settings take their defaults; version 2 (before
 pytest_plugins) is read with no plugins; version 3 (before the graded reward's settings) with μ = 0.5
 and no oracle lines (cov is then the coverage targets' share, as it was); version 4 with no pristine
-archive (A is staged from the workspace, as it was).
+archive (A is staged from the workspace, as it was); version 5 with no memory primitive exposed.
 
 Stdlib only: copied verbatim into every task.
 """
@@ -29,12 +29,14 @@ except ImportError:  # run as a script from /tests: the modules are plain siblin
 # (twin_runs, twin_kinds, case_timeout_sec; variants without aprime). 3 = pytest_plugins. 4 = the graded
 # reward: mutation_weight (μ, the siblings' share) and oracle_lines (what the coverage term is relative to).
 # 5 = pristine_archive (A's files shipped in tests/; runs are built from it, never from the workspace).
-CONFIG_SCHEMA_VERSION = 5
+# 6 = native_exposed (the memory-primitive extension modules the target needs; verifier_native).
+CONFIG_SCHEMA_VERSION = 6
 REWARD_MODES = ("gated", "rfc")
 _DEFAULTS_V2 = {"twin_runs": 4, "twin_kinds": list(vtwins.KINDS), "case_timeout_sec": 60.0}
 _DEFAULTS_V3 = {"pytest_plugins": []}
 _DEFAULTS_V4 = {"mutation_weight": 0.5, "oracle_lines": []}
 _DEFAULTS_V5 = {"pristine_archive": None}
+_DEFAULTS_V6 = {"native_exposed": []}
 # A plugin name as pytest's -p takes it: never an option, never "no:" (the verifier's own -p no: stay).
 _PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
@@ -74,6 +76,7 @@ class Config:
     mutation_weight: float  # μ: how much of the discrimination term the siblings' kills decide
     oracle_lines: tuple[int, ...]  # the function's lines the reference tests run on A: gated cov's base
     pristine_archive: str | None  # A's files as tar.xz in tests/ (None: staged from the workspace, checked)
+    native_exposed: tuple[str, ...]  # memory primitives the target needs at import: mapped, and reported
 
 
 def _check(name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -111,6 +114,8 @@ def read_config(path: Path) -> Config:
         raw = dict(raw, schema_version=4, **{k: v for k, v in _DEFAULTS_V4.items() if k not in raw})
     if raw.get("schema_version") == 4:
         raw = dict(raw, schema_version=5, **{k: v for k, v in _DEFAULTS_V5.items() if k not in raw})
+    if raw.get("schema_version") == 5:
+        raw = dict(raw, schema_version=6, **{k: v for k, v in _DEFAULTS_V6.items() if k not in raw})
     expected = {f.name for f in fields(Config)}
     if set(raw) != expected:
         raise ValueError(f"config keys differ from the schema: {sorted(set(raw) ^ expected)}")
@@ -146,6 +151,7 @@ def read_config(path: Path) -> Config:
         mutation_weight=float(_check("mutation_weight", raw["mutation_weight"], (int, float))),
         oracle_lines=ints("oracle_lines"),
         pristine_archive=None if raw["pristine_archive"] is None else _relpath("pristine_archive", raw["pristine_archive"]),
+        native_exposed=tuple(_check("native_exposed", n, str) for n in _check("native_exposed", raw["native_exposed"], list)),
     )
     if cfg.reward_mode not in REWARD_MODES:
         raise ValueError(f"config reward_mode {cfg.reward_mode!r} is not one of {REWARD_MODES}")

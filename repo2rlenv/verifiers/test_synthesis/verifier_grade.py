@@ -281,10 +281,13 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
     vws.fix_stage_times(layout.stage)
     # The project's own extension modules: each run maps the allowed ones of its copy before its barrier.
     stage_real = os.path.realpath(layout.stage)
-    in_copy = vnative.inventory([stage_real])
+    in_copy = vnative.inventory([stage_real], expose=cfg.native_exposed)
     native = tuple(os.path.relpath(p, stage_real) for p in vnative.allowed_paths(in_copy))
     details.setdefault("native", {})["copy"] = {os.path.relpath(p, stage_real): why
                                                 for p, (verdict, why) in in_copy.items() if verdict != "allowed"}
+    # The target needs ctypes (or cffi) at import: the runs map it, and the submission can reach it too.
+    details["native"]["exposed"] = sorted(set(cfg.native_exposed)
+                                          & (set(vnative.MEMORY_PRIMITIVES) | set(vnative.RAW_ADDRESS_LIBRARIES)))
     owner = vlayout.run_owner()
     planned = _plan_runs(cfg, variants, layout, owner, rng)
 
@@ -315,7 +318,7 @@ def _grade_with(details: dict[str, Any], scratch: vlayout.Scratch, config_path: 
                                                            case_timeout_sec=cfg.case_timeout_sec),
                              list(cfg.import_roots), cfg.submission, cfg.target_file, variants.protected,
                              vrun.readable_roots(layout, launcher.python, scratch.hidden),
-                             plugins=tuple(cfg.pytest_plugins), native=native)
+                             plugins=tuple(cfg.pytest_plugins), native=native, expose=cfg.native_exposed)
         details["timings"]["prepare"] = round(time.monotonic() - clock, 3)
         if runs[0].owner is not None:
             modes = _hide(scratch.hidden, details)

@@ -14,8 +14,12 @@ anything of the submission; nothing it does later can lift either.
   inotify/fanotify, namespaces or mounts. A child interpreter would escape the audit hook; there is none.
 
 Either may be unavailable (an old kernel, a sandbox without Landlock): `apply` then says so, and the
-audit hook's own path rules (`verifier_guard`) stand in for Landlock. Stdlib only (ctypes); copied
-verbatim into every task.
+audit hook's own path rules (`verifier_guard`) stand in for Landlock.
+
+The calls go through `_r2e_kernel` (repo2rlenv/sandbox/templates/r2e_kernel.c, built into the base
+images), never ctypes when it is there: `_ctypes`, once loaded, stays reachable by the submission and
+reads and writes raw memory with no audit event. Without it, ctypes (and `ffi` says so). Copied verbatim
+into every task.
 """
 
 import os
@@ -39,17 +43,90 @@ READ = _FS_READ_FILE | _FS_READ_DIR
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 
-def _libc():
-    import ctypes
+class _CtypesCalls:
+    """The same calls as `_r2e_kernel`, through ctypes: the fallback where the extension was not built.
+    It leaves `_ctypes` loaded in the run, whose types stay reachable and read raw memory with no audit
+    event; the reward details say when a grading fell back to it (`ffi`)."""
 
-    return ctypes, ctypes.CDLL(None, use_errno=True)
+    name = "ctypes"
+
+    def __init__(self):
+        import ctypes
+
+        self._ctypes = ctypes
+        self._libc = ctypes.CDLL(None, use_errno=True)
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise OSError(self._ctypes.get_errno(), what)
+
+    def create_ruleset(self, attr, flags):
+        buf = None if attr is None else self._ctypes.create_string_buffer(bytes(attr), len(attr))
+        rc = self._libc.syscall(_SYS_CREATE_RULESET, buf, 0 if attr is None else len(attr), flags)
+        if rc < 0:  # a ruleset fd, or the ABI version
+            raise OSError(self._ctypes.get_errno(), "landlock_create_ruleset failed")
+        return rc
+
+    def add_rule(self, ruleset, rule_type, attr):
+        buf = self._ctypes.create_string_buffer(bytes(attr), len(attr))
+        self._check(self._libc.syscall(_SYS_ADD_RULE, ruleset, rule_type, buf, 0), "landlock_add_rule failed")
+
+    def restrict_self(self, ruleset):
+        self._check(self._libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self failed")
+
+    def no_new_privs(self):
+        self._check(self._libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS failed")
+
+    def seccomp(self, program):
+        ctypes = self._ctypes
+        buf = ctypes.create_string_buffer(bytes(program), len(program))
+
+        class Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        fprog = Prog(len(program) // 8, ctypes.addressof(buf))
+        self._check(self._libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0),
+                    "seccomp filter refused")
+
+    def set_pdeathsig(self, sig):
+        self._check(self._libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0), "PR_SET_PDEATHSIG failed")
+
+    def set_dumpable(self, flag):
+        self._check(self._libc.prctl(_PR_SET_DUMPABLE, 1 if flag else 0, 0, 0, 0), "PR_SET_DUMPABLE failed")
+
+    def map_library(self, path, flags):
+        self._ctypes.CDLL(path, mode=flags)
+
+
+_CALLS = []
+
+
+def calls():
+    """The process's door to the kernel: the `_r2e_kernel` extension (built into the base images), which
+    offers only calls that restrict the process and never loads `_ctypes`; else ctypes. One per process,
+    chosen on first use."""
+    if not _CALLS:
+        try:
+            import _r2e_kernel
+
+            _CALLS.append(_r2e_kernel)
+        except ImportError:
+            _CALLS.append(_CtypesCalls())
+    return _CALLS[0]
+
+
+def ffi():
+    """Which door `calls` uses: "r2e_kernel", or "ctypes" (the submission can then reach ctypes)."""
+    try:
+        return calls().name
+    except (OSError, AttributeError):
+        return "none"
 
 
 def landlock_abi():
     """The kernel's Landlock ABI version, 0 when it has none (or the call is filtered)."""
     try:
-        ctypes, libc = _libc()
-        version = libc.syscall(_SYS_CREATE_RULESET, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+        version = calls().create_ruleset(None, 1)  # LANDLOCK_CREATE_RULESET_VERSION
     except (OSError, AttributeError):
         return 0
     return max(0, version)
@@ -94,7 +171,8 @@ def readable_roots(denied, extra):
     return sorted(set(roots) | {e for e in extra if os.path.exists(e)})
 
 
-def _add_rule(ctypes, libc, ruleset, path, rights, handled):
+def _add_rule(ruleset, path, rights, handled):
+    """Grant `rights` beneath `path`; a path that is gone or refused is simply not granted."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -102,8 +180,9 @@ def _add_rule(ctypes, libc, ruleset, path, rights, handled):
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= _FILE_RIGHTS
-        attr = ctypes.create_string_buffer(struct.pack("=Qi", rights & handled, fd))
-        libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, attr, 0)
+        calls().add_rule(ruleset, _RULE_PATH_BENEATH, struct.pack("=Qi", rights & handled, fd))
+    except OSError:
+        pass
     finally:
         os.close(fd)
 
@@ -114,26 +193,21 @@ def landlock(read, write):
     abi = landlock_abi()
     if abi < 1:
         raise OSError("no Landlock in this kernel")
-    ctypes, libc = _libc()
+    sys_ = calls()
     handled = _fs_rights(abi)
     attr = struct.pack("QQQ", handled, _NET_BIND_TCP | _NET_CONNECT_TCP,
                        _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL)
     size = 8 if abi < 4 else (16 if abi < 6 else 24)
-    buf = ctypes.create_string_buffer(attr[:size])
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, buf, size, 0)
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    ruleset = sys_.create_ruleset(attr[:size], 0)
     try:
         for path in read:
-            _add_rule(ctypes, libc, ruleset, path, READ | _FS_EXECUTE, handled)
+            _add_rule(ruleset, path, READ | _FS_EXECUTE, handled)
         for path in DEVICES:
-            _add_rule(ctypes, libc, ruleset, path, READ | _FS_WRITE_FILE | _FS_IOCTL_DEV, handled)
+            _add_rule(ruleset, path, READ | _FS_WRITE_FILE | _FS_IOCTL_DEV, handled)
         for path in write:
-            _add_rule(ctypes, libc, ruleset, path, handled, handled)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
-        if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+            _add_rule(ruleset, path, handled, handled)
+        sys_.no_new_privs()
+        sys_.restrict_self(ruleset)
     finally:
         os.close(ruleset)
     return abi
@@ -169,6 +243,7 @@ _EPERM, _EACCES, _ENOSYS = 1, 13, 38
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
 
 
 def _ins(code, k, jt=0, jf=0):
@@ -207,69 +282,14 @@ def seccomp_program(machine=None):
 
 def seccomp():
     """Install the filter on this process (and the threads it starts). Raises OSError."""
-    ctypes, libc = _libc()
-    prog = seccomp_program()
-    buf = ctypes.create_string_buffer(b"".join(prog))
-
-    class Prog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    fprog = Prog(len(prog), ctypes.addressof(buf))
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
-    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "seccomp filter refused")
-
-
-def hide_files(read, files):
-    """A second Landlock layer: read only what `read` grants, minus `files` (the changed modules and
-    their bytecode, once the run has imported them). Their directories stay listable and their other
-    entries readable, so the rest of a package still imports; the files themselves cannot be read by any
-    route (a copy, a link, a rename or a C-level reader all need the kernel to open them). Returns the
-    ABI applied, or raises OSError."""
-    abi = landlock_abi()
-    if abi < 1:
-        raise OSError("no Landlock in this kernel")
-    ctypes, libc = _libc()
-    handled = READ | _FS_EXECUTE
-    buf = ctypes.create_string_buffer(struct.pack("Q", handled))
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, buf, 8, 0)
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    hidden = {os.path.realpath(f) for f in files}
-    parents = {os.path.dirname(f) for f in hidden}
-
-    def grant(path):
-        real = os.path.realpath(path)
-        if real in hidden:
-            return
-        if not any(h.startswith(real.rstrip("/") + "/") for h in hidden):
-            _add_rule(ctypes, libc, ruleset, path, READ | _FS_EXECUTE, handled)
-            return
-        if real in parents or os.path.isdir(real):  # an ancestor of a hidden file: list it, carve inside
-            _add_rule(ctypes, libc, ruleset, path, _FS_READ_DIR, handled)
-        try:
-            names = os.listdir(path)
-        except OSError:
-            return
-        for name in names:
-            grant(os.path.join(path, name))
-
-    try:
-        for path in read:
-            grant(path)
-        for path in DEVICES:
-            _add_rule(ctypes, libc, ruleset, path, READ, handled)
-        if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
-    finally:
-        os.close(ruleset)
-    return abi
+    sys_ = calls()
+    sys_.no_new_privs()
+    sys_.seccomp(b"".join(seccomp_program()))
 
 
 def apply(read, write):
     """Both barriers; {"landlock": abi or 0, "seccomp": bool, "notes": [...]} of what holds."""
-    result = {"landlock": 0, "seccomp": False, "notes": []}
+    result = {"landlock": 0, "seccomp": False, "ffi": ffi(), "notes": []}
     try:
         result["landlock"] = landlock(read, write)
     except (OSError, ValueError, AttributeError) as exc:

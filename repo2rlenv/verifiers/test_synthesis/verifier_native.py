@@ -60,15 +60,29 @@ _ALLOWED_STDLIB = (
     # the system: files, processes (refused by seccomp anyway), terminals, databases
     "_asyncio", "_posixsubprocess", "_posixshmem", "_multiprocessing", "_socket", "select", "fcntl",
     "grp", "pwd", "spwd", "syslog", "termios", "resource", "mmap", "nis", "ossaudiodev", "_curses",
-    "_curses_panel", "_dbm", "_gdbm", "_sqlite3", "_lsprof", "_ctypes",
+    "_curses_panel", "_dbm", "_gdbm", "_sqlite3", "_lsprof",
     # built into the interpreter (listed so that a new built-in is noticed); their code-object routes
-    # (`marshal`, `gc`, `sys._getframe`, tracing, `_ctypes`' memory access) raise audit events the hook refuses
+    # (`marshal`, `gc`, `sys._getframe`, tracing) raise audit events the hook refuses
     "_abc", "_ast", "_codecs", "_collections", "_functools", "_imp", "_io", "_locale", "_operator",
     "_signal", "_sre", "_stat", "_symtable", "_thread", "_tokenize", "_tracemalloc", "_warnings",
     "_weakref", "atexit", "builtins", "errno", "faulthandler", "gc", "itertools", "marshal", "posix",
     "sys", "time", "_frozen_importlib", "_frozen_importlib_external", "_winapi",
 )
 STDLIB = {**{n: True for n in _ALLOWED_STDLIB}, **{n: False for n in _REFUSED_STDLIB}}
+# Modules whose job is foreign calls and raw memory, wherever they live. Several of their operations read
+# and write memory with no audit event (a ctypes pointer's index, a Union of a pointer and an object; a
+# cffi cast), so with one loaded a submission could rewrite the coverage record or read the target's
+# bytecode. Refused unless the task's target itself needs one at import (the config's `native_exposed`,
+# found when the task was made): then it is mapped, and the reward details name the grading as exposed.
+MEMORY_PRIMITIVES = {  # name: (what a target imports, why)
+    "_ctypes": ("ctypes", "ctypes: foreign calls, raw memory through pointers and unions"),
+    "_cffi_backend": ("_cffi_backend", "cffi: foreign calls, raw memory through casts"),
+}
+# Libraries that take raw addresses without being an FFI: not refused (too many targets need them), but a
+# target that imports one is recorded as exposed like the memory primitives above (docs/integrity.md).
+RAW_ADDRESS_LIBRARIES = {
+    "numpy": "numpy: arrays over any address (__array_interface__ with an integer data pointer, as_strided)",
+}
 
 # C-API functions whose import refuses a non-stdlib module, by why.
 _BUILDS_CODE = ("PyCode_New", "PyCode_NewWithPosOnlyArgs", "PyCode_NewEmpty", "PyUnstable_Code_New",
@@ -182,9 +196,14 @@ def _flagged(symbols):
     return out
 
 
-def classify(path, stdlib=None, ends=None):
-    """("allowed" | "refused" | "unknown", why) for one extension module file."""
+def classify(path, stdlib=None, ends=None, expose=()):
+    """("allowed" | "refused" | "unknown", why) for one extension module file; `expose` names the memory
+    primitives (`MEMORY_PRIMITIVES`) the task's target needs."""
     name = module_name(path, ends)
+    if name in MEMORY_PRIMITIVES:
+        if name in expose:
+            return "allowed", f"exposed (the target imports it): {MEMORY_PRIMITIVES[name][1]}"
+        return "refused", MEMORY_PRIMITIVES[name][1]
     in_stdlib = os.path.realpath(os.path.dirname(path)) in (stdlib if stdlib is not None else stdlib_dirs())
     if in_stdlib:
         verdict = STDLIB.get(name)
@@ -218,11 +237,11 @@ def extension_files(roots, ends=None):
     return sorted(found)
 
 
-def inventory(roots=None):
+def inventory(roots=None, expose=()):
     """{path: (verdict, why)} for every extension module on `roots` (default: this interpreter's path)."""
     ends, stdlib = suffixes(), stdlib_dirs()
     roots = _import_roots() if roots is None else roots
-    return {path: classify(path, stdlib, ends) for path in extension_files(roots, ends)}
+    return {path: classify(path, stdlib, ends, expose) for path in extension_files(roots, ends)}
 
 
 def _import_roots():
@@ -239,39 +258,64 @@ def _import_roots():
     return kept
 
 
+def _kernel():
+    """The door to the kernel (`verifier_kernel.calls`): mapping through it loads no `_ctypes`."""
+    try:
+        from . import verifier_kernel  # the verifier's own process: the package
+    except ImportError:
+        import verifier_kernel  # the zygote and the runs: the boot dir
+    return verifier_kernel.calls()
+
+
 def preload(paths):
     """Map each file (dlopen with Python's own flags, no module initialisation); returns those that failed
     ({path: why}): a file that cannot be mapped now could not be imported later either."""
-    import ctypes
-
     failed = {}
     flags = sys.getdlopenflags()
+    kernel = _kernel()
     for path in paths:
         try:
-            ctypes.CDLL(path, mode=flags)
+            kernel.map_library(path, flags)
         except OSError as exc:
             failed[path] = str(exc)[:200]
     return failed
 
 
+def import_exposed(names):
+    """Import the memory primitives among `names` (`MEMORY_PRIMITIVES`; other names are ignored) as the
+    target would, before the barrier: ctypes' own import opens libraries (`ctypes.dlopen`), which the
+    guard refuses once the submission runs. Returns {name: why} of those that failed."""
+    import importlib
+
+    failed = {}
+    for name in names:
+        if name in MEMORY_PRIMITIVES:
+            try:
+                importlib.import_module(MEMORY_PRIMITIVES[name][0])
+            except Exception as exc:
+                failed[name] = f"{type(exc).__name__}: {exc}"[:200]
+    return failed
+
+
 def preload_system():
     """The libraries glibc would otherwise load lazily at an awkward time (after the barrier)."""
-    import ctypes
-
+    kernel = _kernel()
     for name in LAZY_SYSTEM_LIBS:
         try:
-            ctypes.CDLL(name)
+            kernel.map_library(name, os.RTLD_NOW)
         except OSError:
             pass
 
 
-def load_allowed():
+def load_allowed(expose=()):
     """The zygote's part: map every allowed extension module of this interpreter (and the lazily loaded
-    system libraries); returns the inventory's summary plus what failed to map."""
+    system libraries); returns the inventory's summary plus what failed to map and which door to the
+    kernel the runs use (`ffi`: "ctypes" means `_ctypes` is loaded in every run, exposed or not)."""
     preload_system()
-    table = inventory()
+    table = inventory(expose=expose)
     out = summary(table)
     out["unmapped"] = preload(allowed_paths(table))
+    out["ffi"] = _kernel().name
     return out
 
 
@@ -281,10 +325,12 @@ def allowed_paths(table):
 
 def summary(table):
     """What the details record: counts, and the refused and unknown files with why."""
-    out = {"allowed": 0, "refused": {}, "unknown": {}}
+    out = {"allowed": 0, "refused": {}, "unknown": {}, "exposed": []}
     for path, (verdict, why) in sorted(table.items()):
         if verdict == "allowed":
             out["allowed"] += 1
+            if why.startswith("exposed"):
+                out["exposed"].append(path)
         else:
             out[verdict][path] = why
     return out

@@ -170,6 +170,7 @@ class Runner:
     cover_keys: dict[str, str] = field(default_factory=dict)  # run name → the key its coverage record is signed with
     plugins: tuple[str, ...] = ()  # the task image's pytest plugins (verifier_config), loaded with -p
     native: tuple[str, ...] = ()  # the copy's allowed extension modules (relative), mapped before the barrier
+    expose: tuple[str, ...] = ()  # memory-primitive modules the target needs (verifier_native), mapped likewise
 
     def _limits(self, owner: tuple[int, int] | None) -> dict[str, int]:
         if self.nproc is None:
@@ -209,7 +210,7 @@ class Runner:
                         limits=self._limits(run.owner), argv=argv, log=log, out=str(dirs.out), guard=guard,
                         landlock={"read": [*self.read_roots, str(dirs.ws)], "write": [str(p) for p in dirs.writable()]},
                         case_timeout=self.limits.case_timeout_sec,
-                        native=[str(dirs.ws / rel) for rel in self.native])
+                        native=[str(dirs.ws / rel) for rel in self.native], expose=list(self.expose))
 
     def run_batch(self, runs: list[Run]) -> list[vres.RunResult]:
         """Run `runs` together (released at once, in the order given: the caller shuffles it) and read

@@ -9,8 +9,9 @@ VERIFIER_VERSION whenever a change closes a reward hack, so tasks shipping an ol
 (the scorer warns; `repo2rlenv upgrade DATASET` brings them up to date).
 
 Versions 1-2 are the verifiers of the tasks made before this field existed: their task.toml records no
-version at all (read as absent). 3 is the first recorded version.
+version at all (read as absent). 3 is the first recorded version. 4: the barrier without ctypes
+(`_r2e_kernel`), memory primitives refused unless the target needs them (config schema 6).
 """
 
-VERIFIER_VERSION = 3
-INTEGRITY_VERSION = 3
+VERIFIER_VERSION = 4
+INTEGRITY_VERSION = 4

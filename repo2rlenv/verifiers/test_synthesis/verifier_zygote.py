@@ -38,14 +38,12 @@ import sys
 # recorder use. A name missing from this interpreter is skipped.
 WARM_MODULES = (
     "pytest", "_pytest.config", "_pytest._argcomplete", "pdb", "faulthandler", "runpy", "random", "tempfile", "asyncio",
-    "importlib", "importlib.util", "resource", "ctypes", "logging", "inspect", "signal", "json", "traceback",
+    "importlib", "importlib.util", "resource", "logging", "inspect", "signal", "json", "traceback",
     "hashlib", "threading", "linecache", "doctest", "dis",
     "verifier_guard", "verifier_kernel", "verifier_native", "verifier_outcomes",
 )
 # The run uid must be able to read these for the runs to work without privileges (the probe).
 PROBE_MODULES = ("pytest", "_pytest", "pluggy")
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
 READY_WAIT_SEC = 60.0  # a run that never gets ready (it died setting up) does not hold the others forever
 NATIVE = {}  # what `warm` mapped: the native inventory's summary, reported on the ready line
 
@@ -56,13 +54,15 @@ def _send(fd, message):
         data = data[os.write(fd, data):]
 
 
-def _prctl(option, value):
-    """Linux prctl through libc; False when unavailable."""
+def _kernel(call, *args):
+    """One prctl through the verifier's door to the kernel (`verifier_kernel.calls`: never ctypes when the
+    extension is there, so no run inherits `_ctypes`); False when unavailable."""
     try:
-        import ctypes
+        import verifier_kernel
 
-        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
+        getattr(verifier_kernel.calls(), call)(*args)
+        return True
+    except (ImportError, OSError, AttributeError):
         return False
 
 
@@ -143,7 +143,8 @@ def serve(probe_job=None):
 
     With `probe_job`, a probe child is forked first and runs while the zygote warms up; the ready line
     carries its wait status."""
-    _prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL when the verifier dies: no zygote outlives its grading
+    sys.path.insert(0, os.getcwd())  # the boot dir: the guard, the kernel barrier, the outcome plugin
+    _kernel("set_pdeathsig", 9)  # SIGKILL when the verifier dies: no zygote outlives its grading
     replies = os.dup(1)
     os.dup2(2, 1)  # whatever an import prints goes to the zygote's log, never into the replies
     probe_pid = None
@@ -151,7 +152,6 @@ def serve(probe_job=None):
         probe_pid = os.fork()
         if probe_pid == 0:
             return {"op": "probe", "job": probe_job}, None
-    sys.path.insert(0, os.getcwd())  # the boot dir: the guard, the kernel barrier, the outcome plugin
     warm()
     probe_status = None if probe_pid is None else os.waitpid(probe_pid, 0)[1]
     _send(replies, {"ready": True, "pid": os.getpid(), "probe": probe_status, "native": NATIVE})
@@ -201,7 +201,7 @@ def enter(job, *, forked, keep=()):
         os.setuid(owner[0])
         # Changing uid makes a process non-dumpable (its /proc entries root's); an exec'd run is dumpable,
         # so restore that: the run then sees /proc/self exactly as a fresh `python -m pytest` would.
-        _prctl(PR_SET_DUMPABLE, 1)
+        _kernel("set_dumpable", True)
     _set_limits(job["limits"])
     os.chdir(job["cwd"])
     os.environ.clear()
@@ -232,8 +232,10 @@ def _barrier(job, covered_fd=None):
                        0o600)
     verifier_outcomes.FD = outcomes
     verifier_outcomes.CASE_TIMEOUT = job.get("case_timeout")
-    # The copy's own allowed extension modules (the interpreter's were mapped by the zygote).
+    # The copy's own allowed extension modules (the interpreter's were mapped by the zygote), and the
+    # memory primitives the task's target needs, imported (none unless its config names them).
     unmapped = verifier_native.preload(job.get("native", []))
+    unmapped.update(verifier_native.import_exposed(job.get("expose", [])))
     kernel = verifier_kernel.apply(job["landlock"]["read"], job["landlock"]["write"])
     policy = dict(job["guard"], landlock=kernel["landlock"])
     if policy.get("cover") is not None:
@@ -329,8 +331,8 @@ def main(argv):
         (request, release), forked = serve(json.loads(argv[1]) if len(argv) > 1 else None), True
     else:
         request, release, forked = {"op": "run" if argv[0] == "once" else "probe", "job": json.loads(argv[1])}, None, False
+        sys.path.insert(0, request["job"]["boot"])
         if request["op"] == "run":
-            sys.path.insert(0, request["job"]["boot"])
             warm()
     job = request["job"]
     enter(job, forked=forked, keep=release or ())
