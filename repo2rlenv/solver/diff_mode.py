@@ -178,7 +178,7 @@ def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[T
     if not changes:
         raise SolverInputError("the diff changes no function of the repository's package source "
                                "(name functions to test with --target path.py::qualname)")
-    result = DiffSolve(skipped=skipped + [f"{c.target.path}::{c.target.qualname}: over --max-functions"
+    result = DiffSolve(skipped=skipped + [f"{c.target.key}: over --max-functions"
                                           for c in changes[max_functions:]])
     existing = [p.relative_to(repo).as_posix() for p in repo.glob("tests/**/*") if p.is_file()]
     with tempfile.TemporaryDirectory(prefix="r2e-solve-") as tmp:
@@ -187,7 +187,7 @@ def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[T
         say("preparing the sandbox")
         sandbox.prepare(snapshot)
         for change in changes[:max_functions]:
-            say(f"solving {change.target.path}::{change.target.qualname}")
+            say(f"solving {change.target.key}")
             session = sandbox.open()
             try:
                 solver = make_solver(change.target)
