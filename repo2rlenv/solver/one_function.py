@@ -9,21 +9,18 @@ sandbox (a venv on the host) unless another sandbox is given, and the solver may
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from repo2rlenv.sandbox.base import Limits
-from repo2rlenv.solver.diff_mode import chosen_functions, task_text
+from repo2rlenv.solver.diff_mode import SolvesOne, chosen_functions, task_text
 from repo2rlenv.solver.edits import NewTestFiles
 from repo2rlenv.solver.result import SolveResult
-
-if TYPE_CHECKING:
-    from repo2rlenv.solver.loop import Solver
 
 # The local sandbox's limits when none is given: a function's tests and the repo's suite run well within.
 DEFAULT_LIMITS = Limits(timeout_sec=300, memory_mb=2048)
 
 
-def solve_function(solver: "Solver", repo: Path, target: str, *, sandbox: Any = None, store: Any = None,
+def solve_function(solver: SolvesOne, repo: Path, target: str, *, sandbox: Any = None, store: Any = None,
                    session_id: str | None = None) -> SolveResult:
     """Write tests for `target` (`path.py::qualname`) of the repo at `repo`."""
     (change,) = chosen_functions(repo, "", [target])

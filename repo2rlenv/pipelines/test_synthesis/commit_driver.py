@@ -36,7 +36,7 @@ from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
 from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
-from repo2rlenv.pipelines.test_synthesis.generated import generated_files
+from repo2rlenv.sandbox.generated import generated_files
 from repo2rlenv.pipelines.test_synthesis.survivor_driver import SynthesisContext, Synthesizer
 from repo2rlenv.pipelines.test_synthesis.emit.validation import task_validator
 from repo2rlenv.sandbox.environments import EnvironmentBuildError, EnvironmentPool, EnvSession

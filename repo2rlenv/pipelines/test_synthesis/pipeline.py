@@ -23,13 +23,13 @@ from repo2rlenv.dataset.dedup import load_report, merge_duplicates
 from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.advice import advise
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, SkipReason
 from repo2rlenv.pipelines.test_synthesis.commit_driver import judge_at_commits, split_pairs, task_ref
 from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gate.batch import gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.gate.gates import baseline_coverage
 from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates
-from repo2rlenv.pipelines.test_synthesis.generated import generated_files
+from repo2rlenv.sandbox.generated import generated_files
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.emit.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
@@ -294,7 +294,7 @@ class TestSynthesisPipeline:
         """A gated candidate: drop it when the suite noticed B (unless asked to keep those), else try to
         synthesize its oracle and emit the task."""
         if cand.status == "kept" and cand.killed and options.require_surviving:
-            cand.drop(SkipReason.killed)
+            cand.apply(Drop(SkipReason.killed))
         if cand.status == "kept":
             result.stages["survived gates"] += 1
             tick(f"{cand.function.qualname} {cand.operator}: synthesizing the oracle", advance=0)

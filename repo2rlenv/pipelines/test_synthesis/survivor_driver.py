@@ -52,7 +52,7 @@ class SynthesisContext:
     llm_client: ChatClient | None = None  # when --llm is given
     gates: CandidateGates | None = None  # the run's gate runner, for sibling mutants
     siblings_of: Callable[[Candidate], list[Candidate]] | None = None  # other candidates of the same function
-    # Files the environment's build wrote into the workspace (generated.py): part of every task's repo.
+    # Files the environment's build wrote into the workspace (sandbox/generated.py): part of every task's repo.
     generated: dict[str, str] = field(default_factory=dict)
     # pytest plugins installed in the environment, loaded with -p in graded runs (pytest_setup.graded_plugins).
     pytest_plugins: list[str] = field(default_factory=list)
