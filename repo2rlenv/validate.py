@@ -50,12 +50,6 @@ class ValidationResult(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-def _task_toml(task: TaskPaths) -> dict[str, Any]:
-    import tomllib
-
-    return tomllib.loads(task.task_toml.read_text())
-
-
 def build_task_image(client: Any, task: TaskPaths) -> str:
     """Build the task's environment image (cached by the environment dir's content)."""
     key = tree_digest(task.environment)[:16]
@@ -112,11 +106,11 @@ class TaskRunner:
         self.task = task
         self.image = image
         self.limits = limits
-        cfg = _task_toml(task)
-        self.separate = cfg.get("verifier", {}).get("environment_mode") == "separate"
-        self.artifacts: list[str] = list(cfg.get("artifacts", []))
-        self.verifier_timeout = float(cfg.get("verifier", {}).get("timeout_sec", 600))
-        self.test_path = cfg["metadata"]["repo2env"]["test_synthesis"]["test_path"]
+        cfg = task.config()
+        self.separate = cfg.verifier.environment_mode == "separate"
+        self.artifacts: list[str] = list(cfg.artifacts)
+        self.verifier_timeout = float(cfg.verifier.timeout_sec)
+        self.test_path = cfg.metadata.repo2env.test_synthesis.test_path
 
     def _session(self) -> DockerSession:
         return DockerSession(self.client, self.image, self.limits, harden=False)
@@ -152,9 +146,7 @@ class TaskRunner:
 
 def _existing_tests_text(task: TaskPaths) -> str | None:
     """The repo's own test file that covers the touched function most, to submit as the agent's file."""
-    meta = _task_toml(task)["metadata"]["repo2env"]["test_synthesis"]
-    files = meta.get("existing_test_files") or []
-    for rel in files:
+    for rel in task.config().metadata.repo2env.test_synthesis.existing_test_files:
         path = task.repo / rel
         if path.is_file():
             return path.read_text()
@@ -194,8 +186,7 @@ def validate_task_locally(task: TaskPaths, *, python: str, check_existing: bool 
 
     from repo2rlenv.verifiers.bundle import verifier_module
 
-    meta = _task_toml(task)["metadata"]["repo2env"]["test_synthesis"]
-    test_path = meta["test_path"]
+    test_path = task.config().metadata.repo2env.test_synthesis.test_path
 
     def trial(submission: str | None) -> RunOutcome:
         with tempfile.TemporaryDirectory(prefix="r2e-validate-") as tmp:

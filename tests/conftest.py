@@ -181,12 +181,35 @@ def dump_dom(tmp_path) -> Callable[[str], str]:
     return dump
 
 
+def minimal_task_toml(task_id: str, *, function: str = "pkg/mod.py::f", repo: str = "o/r", test_path: str = "",
+                      siblings: int = 0, difficulty: str = "easy") -> str:
+    """A task.toml that the model reads, with placeholder values where a test does not care."""
+    from repo2rlenv.dataset.task_toml import (AgentSection, EnvironmentSection, Metadata, Repo2EnvMeta, TaskInfo,
+                                              TaskToml, TestSynthesisMeta, VerifierSection)
+
+    meta = TestSynthesisMeta(touched_function=function, test_path=test_path or f"tests/test_r2e_{task_id[-4:]}.py",
+                             strategy="mutation", oracle_kind="differential", reward_mode="gated",
+                             coverage_weight=0.5, min_new_tests=1, max_test_loc=200, baseline_coverage=1.0,
+                             baseline_full_coverage=True, siblings=siblings)
+    return TaskToml(task=TaskInfo(name=f"r2e/{task_id}", description="a test task"),
+                    metadata=Metadata(difficulty=difficulty, repo2env=Repo2EnvMeta(
+                        pipeline_version="0", repo=repo, content_hash=task_id, test_synthesis=meta)),
+                    agent=AgentSection(timeout_sec=600), verifier=VerifierSection(timeout_sec=600),
+                    environment=EnvironmentSection(build_timeout_sec=600, cpus=1, memory_mb=2048,
+                                                   storage_mb=4096)).to_toml()
+
+
+@pytest.fixture(scope="session")
+def task_toml_text() -> Callable[..., str]:
+    """`task_toml_text(task_id, difficulty=..., ...)`: a complete task.toml (`minimal_task_toml`)."""
+    return minimal_task_toml
+
+
 @pytest.fixture(scope="session")
 def make_task() -> Callable[..., Path]:
     """`make_task(dataset_root, task_id, diff=..., siblings=(), oracle=..., function=..., repo=...)`: the files
-    of a task that dataset-level code reads (task.toml's provenance as the manifest reads it, B's and the
-    siblings' diffs, the oracle), without the rest; for the rules that read only those."""
-    import tomli_w
+    of a task that dataset-level code reads (a task.toml that the model reads, B's and the siblings' diffs,
+    the oracle), without the rest; for the rules that read only those."""
 
     def make(root: Path, task_id: str, *, diff: str, siblings=(), oracle: str = "def test_f():\n    assert 1\n",
              function: str = "pkg/mod.py::f", repo: str = "o/r") -> Path:
@@ -194,12 +217,8 @@ def make_task() -> Callable[..., Path]:
         (task / "tests").mkdir(parents=True)
         (task / "solution").mkdir()
         test_path = f"tests/test_r2e_{task_id[-4:]}.py"
-        toml = {"metadata": {"difficulty": "easy", "repo2env": {
-            "repo": repo, "content_hash": task_id, "test_synthesis": {
-                "touched_function": function, "test_path": test_path, "strategy": "mutation",
-                "oracle_kind": "differential", "reward_mode": "gated", "coverage_weight": 0.5,
-                "baseline_coverage": 1.0, "baseline_full_coverage": True, "siblings": len(siblings)}}}}
-        (task / "task.toml").write_text(tomli_w.dumps(toml))
+        (task / "task.toml").write_text(minimal_task_toml(task_id, function=function, repo=repo, test_path=test_path,
+                                                          siblings=len(siblings)))
         (task / "tests" / "broken_patch.diff").write_text(diff)
         if siblings:
             (task / "tests" / "siblings").mkdir()

@@ -35,6 +35,19 @@ def _under(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 _P = PACKAGE + "."
+# The test_synthesis pipeline's stage folders, in the order a candidate meets them.
+_TS = _P + "pipelines.test_synthesis."
+STAGES = ("mine", "gate", "oracle", "emit")
+
+
+def _stage_rules() -> list[Rule]:
+    return [Rule(rooms=(_TS + stage,), forbidden=tuple(_TS + other for other in STAGES if other != stage),
+                 why="a stage folder never imports another: what two stages share is a record or tool at the top "
+                     "of test_synthesis/ (candidates.py, trials.py), and only the drivers there call one stage "
+                     "after another")
+            for stage in STAGES]
+
+
 RULES = [
     Rule(rooms=(_P + "solver", _P + "hub", _P + "eval", _P + "verifiers", _P + "dataset", _P + "pysource",
                 _P + "scoring", _P + "audit"),
@@ -50,6 +63,7 @@ RULES = [
     Rule(rooms=(PACKAGE,), forbidden=("click",), exempt=(_P + "cli",),
          why="only cli/ knows click: the rooms raise the package's errors and cli/guard.py turns them into "
              "one line and an exit code"),
+    *_stage_rules(),
 ]
 
 
@@ -167,10 +181,10 @@ def test_no_room_imports_what_its_rules_forbid():
 
 
 def test_the_payload_folders_are_found():
-    # Three are shipped today; a new one declared with a *_PACKAGE constant joins the checks below.
+    # Five are shipped today; a new one declared with a *_PACKAGE constant joins the checks below.
     assert set(payload_packages(MODULES)) >= {
         _P + "verifiers.test_synthesis", _P + "pipelines.test_synthesis.gate.worker",
-        _P + "pipelines.test_synthesis.oracle.differential.probe"}
+        _P + "pipelines.test_synthesis.oracle.differential.probe", _P + "baseline.r2e_plugin", _P + "audit.image_probe"}
 
 
 @pytest.mark.parametrize("folder", sorted(payload_packages(MODULES)))
@@ -211,3 +225,15 @@ def test_a_planted_payload_import_of_the_package_is_named(tmp_path):
     assert payload_violations(mods, "repo2rlenv.w") == ["repo2rlenv.w.w_util -> pydantic",
                                                          "repo2rlenv.w.w_util -> repo2rlenv",
                                                          "repo2rlenv.w.w_util -> repo2rlenv.errors"]
+
+
+def test_a_planted_import_between_stage_folders_is_named(tmp_path):
+    ts = "pipelines/test_synthesis/"
+    mods = _plant(tmp_path, {"__init__.py": "", "pipelines/__init__.py": "", ts + "__init__.py": "",
+                             ts + "candidates.py": "", ts + "driver.py": "from .gate import g\nfrom .emit import e\n",
+                             ts + "gate/__init__.py": "", ts + "gate/g.py": "from ..candidates import x\n",
+                             ts + "emit/__init__.py": "", ts + "emit/e.py": "def f():\n    from ..oracle import o\n",
+                             ts + "oracle/__init__.py": "", ts + "oracle/o.py": ""})
+    found = [v.split(" (")[0] for v in violations(mods)]
+    assert found == ["repo2rlenv.pipelines.test_synthesis.emit.e -> repo2rlenv.pipelines.test_synthesis.oracle",
+                     "repo2rlenv.pipelines.test_synthesis.emit.e -> repo2rlenv.pipelines.test_synthesis.oracle.o"]

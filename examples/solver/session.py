@@ -9,6 +9,12 @@ is saved after every completed round (OUT/sessions/NAME.json, or OUT/sessions.db
 the script and run the same command again, and the solve continues from its last completed round; run it
 once more after it ended and it prints the saved result without a model call. The test file is confined
 to new files under tests/ (the policy diff mode uses).
+
+Without the resumable session, the events and the ledger file, the whole of it is:
+
+    from repo2rlenv.solver import Solver
+
+    result = Solver.for_model("openai/MODEL").solve_function("PATH", "pkg/mod.py::func")
 """
 
 from __future__ import annotations
@@ -17,16 +23,8 @@ import argparse
 from pathlib import Path
 
 from repo2rlenv.llm import Ledger
-from repo2rlenv.sandbox.base import Limits
-from repo2rlenv.sandbox.local import LocalSandbox
-from repo2rlenv.solver.clients import build_clients
-from repo2rlenv.solver.config import SolverConfig
-from repo2rlenv.solver.diff_mode import chosen_functions, task_text
-from repo2rlenv.solver.edits import NewTestFiles
-from repo2rlenv.solver.events import SolverHooks, Trajectory
-from repo2rlenv.solver.loop import Solver
+from repo2rlenv.solver import Solver, SolverHooks, Trajectory
 from repo2rlenv.solver.sessions import JsonStore, SqlStore
-from repo2rlenv.sources import default_cache_dir
 
 
 def main() -> None:
@@ -43,25 +41,17 @@ def main() -> None:
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
-    config = SolverConfig(model=args.llm, base_url=args.llm_base_url, api_key_env=args.api_key_env,
-                          max_rounds=args.max_rounds, llm_max_retries=0)
-    ledger = Ledger(args.out / "ledger.jsonl")
     hooks = SolverHooks(
         on_tool_call=lambda e: print(f"tool call: {e.tool} {e.args}", flush=True),
         on_tool_result=lambda e: print(f"tool result: {e.tool} ok={e.ok}", flush=True),
         on_round_end=lambda s: print(f"round {s.round} ({s.role}): {s.summary}", flush=True),
         on_finish=lambda r: print(f"finished: {r.stop_reason.value} after {r.rounds} round(s)", flush=True))
-    solver = Solver(build_clients(config, ledger), config, ledger, hooks=hooks,
-                    trajectory=Trajectory(args.out / "trajectory.jsonl"))
+    solver = Solver.for_model(args.llm, base_url=args.llm_base_url, api_key_env=args.api_key_env,
+                              max_rounds=args.max_rounds, llm_max_retries=0,
+                              ledger=Ledger(args.out / "ledger.jsonl"), hooks=hooks,
+                              trajectory=Trajectory(args.out / "trajectory.jsonl"))
     store = JsonStore(args.out / "sessions") if args.store == "json" else SqlStore(f"sqlite:///{args.out / 'sessions.db'}")
-
-    (change,) = chosen_functions(args.repo, "", [args.target])
-    existing = [p.relative_to(args.repo).as_posix() for p in args.repo.glob("tests/**/*") if p.is_file()]
-    sandbox = LocalSandbox(limits=Limits(timeout_sec=300, memory_mb=2048), cache_dir=default_cache_dir())
-    sandbox.prepare(args.repo)
-    with sandbox.open() as session:
-        result = solver.solve(task_text(change), change.target, session, NewTestFiles(existing),
-                              store=store, session_id=args.session)
+    result = solver.solve_function(args.repo, args.target, store=store, session_id=args.session)
     (args.out / "result.json").write_text(result.model_dump_json(indent=2) + "\n")
     print(f"result: {result.stop_reason.value}, rounds {result.rounds}, files {sorted(result.files)}")
 

@@ -34,7 +34,7 @@ def page_data(report: AuditReport, dataset: DatasetPaths) -> dict:
         diffs = [task.broken_patch.read_text()]
         if task.siblings.is_dir():
             diffs += [f"# sibling {p.stem}\n{p.read_text()}" for p in sorted(task.siblings.glob("*.diff"))]
-        oracle = task.solution / Path(meta["test_path"]).name
+        oracle = task.solution / Path(meta.test_path).name
         tasks.append({
             **entry.model_dump(include={"task_id", "repo", "function", "kind", "difficulty", "oracle_kind",
                                         "siblings", "validation", "strategy"}),

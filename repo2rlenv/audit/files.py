@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo2rlenv.audit.models import Check
 from repo2rlenv.dataset import leaks
+from repo2rlenv.dataset.task_toml import TaskToml, TestSynthesisMeta
 from repo2rlenv.dataset.taskdir import TaskPaths
 
 # Files only grading has; one of them inside the agent's image means grading material leaked into it.
@@ -88,16 +88,16 @@ def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
     return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs)
 
 
-def check_instruction(task: TaskPaths, meta: dict, config: dict, hidden: Hidden) -> Check:
+def check_instruction(task: TaskPaths, meta: TestSynthesisMeta, config: dict, hidden: Hidden) -> Check:
     """The instruction and the Dockerfile name no change kind, operator, line, commit or diff text."""
     seen = task.instruction.read_text() + "\n" + task.dockerfile.read_text()
     diff = hidden.diffs[0]
     found = leaks.audit(seen, diff=diff, lines=[*changed_lines(diff), *config.get("coverage_targets", [])],
-                        operator=meta.get("operator"))
-    kind = meta.get("mutation_kind")
+                        operator=meta.operator)
+    kind = meta.mutation_kind
     if kind and re.search(rf"\b{re.escape(kind.lower())}\b", seen.lower()):
         found.append(f"the change kind {kind!r}")
-    commit = meta.get("commit")
+    commit = meta.commit
     if commit and any(commit[:n] in seen for n in (7, 8, 10, 12, 40) if len(commit) >= n):
         found.append(f"the commit {commit[:12]}")
     found += [f"the reference tests' text {text!r}" for text in hidden.oracle_lines if text in seen]
@@ -131,9 +131,9 @@ def _git_apply_check(root: Path, diff: str) -> str | None:
     return lines[0] if lines else f"git apply exited {proc.returncode}"
 
 
-def read_task(task: TaskPaths) -> tuple[dict, dict, dict]:
-    """task.toml's whole table, its test_synthesis table, and the verifier config."""
+def read_task(task: TaskPaths) -> tuple[TaskToml, TestSynthesisMeta, dict]:
+    """task.toml (through its model), its test_synthesis table, and the verifier config."""
     import json
 
-    toml = tomllib.loads(task.task_toml.read_text())
-    return toml, toml["metadata"]["repo2env"]["test_synthesis"], json.loads(task.verifier_config.read_text())
+    toml = task.config()
+    return toml, toml.metadata.repo2env.test_synthesis, json.loads(task.verifier_config.read_text())

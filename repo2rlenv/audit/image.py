@@ -2,7 +2,7 @@
 
 The build context can be clean and the image still not: a build step that copies or installs the repo
 into site-packages, a package manager's cache, or git objects of other versions. So the audit builds each
-task's image (as validation does, cached by the context's content) and runs `templates/image_probe.py`
+task's image (as validation does, cached by the context's content) and runs `image_probe/image_probe.py`
 in it without network: files with grading names, B's and the oracle's text anywhere on the filesystem,
 the target file against A's, and the history — one commit, no refs, reflog or objects besides it.
 """
@@ -10,12 +10,12 @@ the target file against A's, and the history — one commit, no refs, reflog or 
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
 from repo2rlenv.audit.files import Hidden
 from repo2rlenv.audit.models import Check
 from repo2rlenv.dataset.taskdir import TaskPaths
+from repo2rlenv.payload import payload_files
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.sandbox.docker import WORKSPACE, DockerSession
 from repo2rlenv.validate import build_task_image
@@ -23,8 +23,12 @@ from repo2rlenv.validate import build_task_image
 _LIMITS = Limits(timeout_sec=300, memory_mb=1024, cpus=1.0, pids=64)
 
 
+# The payload folder of the script run inside a task's image (payload.py).
+IMAGE_PROBE_PACKAGE = "repo2rlenv.audit.image_probe"
+
+
 def probe_source() -> str:
-    return resources.files("repo2rlenv.audit").joinpath("templates/image_probe.py").read_text()
+    return payload_files(IMAGE_PROBE_PACKAGE)["image_probe.py"]
 
 
 def findings(probe: dict[str, Any]) -> tuple[list[str], list[str]]:

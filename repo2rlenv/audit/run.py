@@ -26,13 +26,13 @@ def _entry(dataset: DatasetPaths, task: TaskPaths) -> tuple[TaskEntry, files.Hid
     toml, meta, config = files.read_task(task)
     record = load_validation(dataset, task.root.name)
     entry = TaskEntry(
-        task_id=task.root.name, repo=toml["metadata"]["repo2env"]["repo"], function=meta["touched_function"],
-        strategy=meta["strategy"], kind=meta.get("operator") or ("commit" if meta.get("commit") else meta["strategy"]),
-        difficulty=toml["metadata"]["difficulty"], oracle_kind=meta["oracle_kind"],
-        oracle_inputs=meta.get("oracle_inputs"), siblings=meta.get("siblings", 0),
+        task_id=task.root.name, repo=toml.metadata.repo2env.repo, function=meta.touched_function,
+        strategy=meta.strategy, kind=meta.operator or ("commit" if meta.commit else meta.strategy),
+        difficulty=toml.metadata.difficulty, oracle_kind=meta.oracle_kind,
+        oracle_inputs=meta.oracle_inputs, siblings=meta.siblings,
         coverage_targets=len(config.get("coverage_targets", [])),
         validation="not validated" if record is None else "ok" if record.ok else "failed")
-    hidden = files.hidden_of(task, meta["test_path"])
+    hidden = files.hidden_of(task, meta.test_path)
     entry.checks += [files.check_instruction(task, meta, config, hidden), files.check_environment(task, hidden)]
     return entry, hidden, config
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import resources
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from repo2rlenv.atomic import write_text
-from repo2rlenv.baseline.runner import PLUGIN_NAME, BaselineReport, SuiteRunner
+from repo2rlenv.baseline.runner import PLUGIN_NAME, PLUGIN_PACKAGE, BaselineReport, SuiteRunner
+from repo2rlenv.payload import payload_dir
 
 # Bumped when the way a baseline is computed changes without any of the keyed inputs changing.
 CACHE_VERSION = 1
@@ -31,7 +31,7 @@ CACHE_VERSION = 1
 
 def baseline_key(*, tree_digest: str, sandbox_id: str, runner: SuiteRunner, reruns: int, timeout: float) -> str:
     """The cache key of the baseline `runner` would compute for this tree in this sandbox."""
-    plugin = resources.files("repo2rlenv.baseline").joinpath(f"{PLUGIN_NAME}.py").read_bytes()
+    plugin = (payload_dir(PLUGIN_PACKAGE) / f"{PLUGIN_NAME}.py").read_bytes()
     parts = {
         "cache_version": CACHE_VERSION,
         "schema_version": BaselineReport.model_fields["schema_version"].default,

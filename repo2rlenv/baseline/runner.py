@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import posixpath
 import uuid
-from importlib import resources
 from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,9 +23,12 @@ from repo2rlenv.baseline.outcomes import CollectionError, parse_outcomes
 from repo2rlenv.discovery.pytest_setup import (TEST_DIR_DEPTH, TEST_DIR_NAMES, PytestSetup, read_pytest_config,
                                                suite_paths)
 from repo2rlenv.errors import BaselineError, SandboxError
+from repo2rlenv.payload import payload_files
 from repo2rlenv.sandbox.base import ExecResult, Session
 
 PLUGIN_NAME = "r2e_pytest_plugin"
+# The payload folder the plugin is shipped from (payload.py): copied into every session's plugin dir.
+PLUGIN_PACKAGE = "repo2rlenv.baseline.r2e_plugin"
 # pytest's own exit codes (pytest.ExitCode), spelled out so we need not import pytest on the host.
 PYTEST_NO_TESTS = 5
 PYTEST_OK_CODES = (0, 1)
@@ -123,8 +125,8 @@ class SuiteRunner:
         # are not narrowed.
         self.suite_paths = suite_paths(self.pytest_setup, self._test_dirs())
         self.plugin_dir = posixpath.join(session.scratch, "plugins")
-        plugin = resources.files("repo2rlenv.baseline").joinpath(f"{PLUGIN_NAME}.py").read_text()
-        session.write_files({posixpath.join(self.plugin_dir, f"{PLUGIN_NAME}.py"): plugin})
+        session.write_files({posixpath.join(self.plugin_dir, name): text
+                             for name, text in payload_files(PLUGIN_PACKAGE).items()})
 
     def _read_repo_file(self, rel: str) -> str | None:
         data = self.session.read_file(posixpath.join(self.session.workspace, rel))

@@ -219,7 +219,7 @@ def _solve_diff(repo: Path, diff_file: Path | None, git_base: str | None, out: P
     result = solve_diff(repo, diff, sandbox, make_solver, max_functions=max_functions, targets=targets,
                         progress=reporter.stage)
     # The files each solve wrote (the model may choose another new test path than the one suggested).
-    rows = [[f"{f.target.path}::{f.target.qualname}", f.solve.stop_reason.value, f.solve.rounds,
+    rows = [[f.target.key, f.solve.stop_reason.value, f.solve.rounds,
              ", ".join(sorted(p for p in f.solve.files if is_test_file(p))) if f.in_patch else "-"]
             for f in result.functions]
     reporter.table("functions", ["function", "stop", "rounds", "in patch"], rows)

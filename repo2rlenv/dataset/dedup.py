@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -99,12 +98,12 @@ def oracle_digest(source: str) -> str | None:
 
 
 def task_print(task: TaskPaths, *, validated: bool = False) -> TaskPrint:
-    r2e = tomllib.loads(task.task_toml.read_text())["metadata"]["repo2env"]
-    ts = r2e["test_synthesis"]
-    oracle = task.solution / Path(ts["test_path"]).name
+    r2e = task.config().metadata.repo2env
+    ts = r2e.test_synthesis
+    oracle = task.solution / Path(ts.test_path).name
     siblings = sorted(task.siblings.glob("*.diff")) if task.siblings.is_dir() else []
     return TaskPrint(
-        task_id=task.root.name, repo=r2e["repo"], function=ts["touched_function"],
+        task_id=task.root.name, repo=r2e.repo, function=ts.touched_function,
         change=_digest(diff_body(task.broken_patch.read_text())),
         siblings=sorted(_digest(diff_body(p.read_text())) for p in siblings),
         oracle=oracle_digest(oracle.read_text()) if oracle.is_file() else None, validated=validated)

@@ -6,7 +6,6 @@ record (`validation/<task_id>.json`), so the manifest always describes exactly t
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,20 +75,19 @@ def load_validation(dataset: DatasetPaths, task_id: str) -> ValidationSummary | 
 
 def row_for(dataset: DatasetPaths, task_id: str) -> ManifestRow:
     task = dataset.task(task_id)
-    cfg = tomllib.loads(task.task_toml.read_text())
-    meta = cfg["metadata"]
-    r2e = meta["repo2env"]
-    ts = r2e["test_synthesis"]
+    meta = task.config().metadata
+    r2e = meta.repo2env
+    ts = r2e.test_synthesis
     return ManifestRow(
-        task_id=task_id, path=task.root.relative_to(dataset.root).as_posix(), repo=r2e["repo"], ref=r2e.get("ref"),
-        strategy=ts["strategy"], touched_function=ts["touched_function"], mutation_kind=ts.get("mutation_kind"),
-        operator=ts.get("operator"), commit=ts.get("commit"), oracle_kind=ts["oracle_kind"],
-        oracle_inputs=ts.get("oracle_inputs"),
-        reward_mode=ts["reward_mode"], coverage_weight=ts["coverage_weight"],
-        mutation_weight=ts.get("mutation_weight", 0.5), siblings=ts.get("siblings", 0),
-        baseline_coverage=ts["baseline_coverage"], baseline_full_coverage=ts["baseline_full_coverage"],
-        difficulty=meta["difficulty"], content_hash=r2e["content_hash"],
-        verifier_version=r2e.get("verifier_version"),
+        task_id=task_id, path=task.root.relative_to(dataset.root).as_posix(), repo=r2e.repo, ref=r2e.ref,
+        strategy=ts.strategy, touched_function=ts.touched_function, mutation_kind=ts.mutation_kind,
+        operator=ts.operator, commit=ts.commit, oracle_kind=ts.oracle_kind,
+        oracle_inputs=ts.oracle_inputs,
+        reward_mode=ts.reward_mode, coverage_weight=ts.coverage_weight,
+        mutation_weight=ts.mutation_weight, siblings=ts.siblings,
+        baseline_coverage=ts.baseline_coverage, baseline_full_coverage=ts.baseline_full_coverage,
+        difficulty=meta.difficulty, content_hash=r2e.content_hash,
+        verifier_version=r2e.verifier_version,
         validation=load_validation(dataset, task_id),
     )
 

@@ -19,6 +19,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # task_toml imports pydantic; the layout itself is plain paths
+    from repo2rlenv.dataset.task_toml import TaskToml
 
 
 class TaskPaths:
@@ -30,6 +34,13 @@ class TaskPaths:
     @property
     def task_toml(self) -> Path:
         return self.root / "task.toml"
+
+    def config(self) -> "TaskToml":
+        """task.toml read through its model: the one reader, so a renamed key fails here and nowhere else.
+        Raises OSError when the file is missing, ValueError (tomllib's and pydantic's) when it is malformed."""
+        from repo2rlenv.dataset.task_toml import TaskToml
+
+        return TaskToml.from_toml(self.task_toml.read_text(encoding="utf-8"))
 
     @property
     def instruction(self) -> Path:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -268,11 +267,11 @@ def _predicted_labels(data: DatasetPaths, task_ids: list[str]) -> dict[str, str]
     """Each task's task.toml difficulty (predicted from features), to set beside the measured one."""
     out = {}
     for task_id in task_ids:
-        path = data.task(task_id).task_toml
-        if path.is_file():
-            label = tomllib.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("difficulty")
-            if isinstance(label, str):
-                out[task_id] = label
+        try:
+            out[task_id] = data.task(task_id).config().metadata.difficulty
+        except (OSError, ValueError):
+            # No readable task.toml: the report shows only the measured label (as it always has).
+            continue
     return out
 
 

@@ -48,6 +48,11 @@ class FunctionRecord(BaseModel):
     decorators: list[str] = Field(description="source text of each decorator, without '@'")
     loc: int = Field(description="non-blank, non-comment body lines, docstring excluded")
 
+    @property
+    def key(self) -> str:
+        """`path::qualname`: how the function is named in task.toml, reports and the per-function counts."""
+        return f"{self.path}::{self.qualname}"
+
 
 class TargetSkip(StrEnum):
     """Why a file or a function was not offered as a task target (keys of the skip counts)."""

@@ -15,20 +15,27 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.pysource.functions import FunctionRecord, extract_functions, module_name_for
 from repo2rlenv.pysource.sections import truncate
-from repo2rlenv.sandbox.base import Sandbox
+from repo2rlenv.sandbox.base import Sandbox, Session
 from repo2rlenv.sandbox.install import detect_import_roots
 from repo2rlenv.solver.diffscan import parse_diff
-from repo2rlenv.solver.edits import NewTestFiles
+from repo2rlenv.solver.edits import NewTestFiles, PathPolicy
 from repo2rlenv.solver.errors import SolverInputError
-from repo2rlenv.solver.loop import Solver
 from repo2rlenv.solver.result import SolveResult
 from repo2rlenv.solver.target import Target, is_test_file
+
+class SolvesOne(Protocol):
+    """What a diff solve needs of a solver (`loop.Solver`, which imports this module for
+    `Solver.solve_function`: a protocol here keeps the two from importing each other)."""
+
+    def solve(self, task_text: str, target: Target, session: Session, policy: PathPolicy, *,
+              store: Any = None, session_id: str | None = None) -> SolveResult: ...
+
 
 MAX_DIFF_CHARS = 4000
 # Copied into the sandbox's build context: never version control, caches or virtualenvs.
@@ -163,7 +170,7 @@ def new_file_patch(files: dict[str, str]) -> str:
     return "".join(out)
 
 
-def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[Target], Solver], *,
+def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[Target], SolvesOne], *,
                max_functions: int, targets: list[str] | None = None,
                progress: Callable[[str], None] | None = None) -> DiffSolve:
     """Solve every changed function (up to `max_functions`) — or the functions `targets` names — in its own
@@ -178,7 +185,7 @@ def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[T
     if not changes:
         raise SolverInputError("the diff changes no function of the repository's package source "
                                "(name functions to test with --target path.py::qualname)")
-    result = DiffSolve(skipped=skipped + [f"{c.target.path}::{c.target.qualname}: over --max-functions"
+    result = DiffSolve(skipped=skipped + [f"{c.target.key}: over --max-functions"
                                           for c in changes[max_functions:]])
     existing = [p.relative_to(repo).as_posix() for p in repo.glob("tests/**/*") if p.is_file()]
     with tempfile.TemporaryDirectory(prefix="r2e-solve-") as tmp:
@@ -187,7 +194,7 @@ def solve_diff(repo: Path, diff: str, sandbox: Sandbox, make_solver: Callable[[T
         say("preparing the sandbox")
         sandbox.prepare(snapshot)
         for change in changes[:max_functions]:
-            say(f"solving {change.target.path}::{change.target.qualname}")
+            say(f"solving {change.target.key}")
             session = sandbox.open()
             try:
                 solver = make_solver(change.target)

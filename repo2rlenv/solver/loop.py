@@ -16,6 +16,7 @@ import posixpath
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from repo2rlenv.llm.base import ChatClient, Completion, Message
@@ -81,6 +82,26 @@ class Solver:
         self.hooks = hooks or SolverHooks()
         self.trajectory = trajectory or Trajectory()
         self.spent_before_usd = spent_before_usd
+
+    @classmethod
+    def for_model(cls, model: str, *, ledger: Ledger | None = None, hooks: SolverHooks | None = None,
+                  trajectory: Trajectory | None = None, **settings: Any) -> "Solver":
+        """A solver for `model` (a litellm id, e.g. "openai/gpt-4o-mini") with `SolverConfig`'s defaults;
+        `settings` override any of its fields (base_url, api_key_env, max_rounds, ...). Calls are recorded
+        in `ledger` (default: in memory, read back as `solver.ledger`)."""
+        from repo2rlenv.solver.clients import build_clients
+
+        config = SolverConfig(model=model, **settings)
+        ledger = ledger if ledger is not None else Ledger()
+        return cls(build_clients(config, ledger), config, ledger, hooks=hooks, trajectory=trajectory)
+
+    def solve_function(self, repo: str | Path, target: str, *, sandbox: Any = None, store: Any = None,
+                       session_id: str | None = None) -> SolveResult:
+        """Write tests for `target` (`path.py::qualname`) of the repo at `repo`, in a local sandbox unless
+        `sandbox` is given; with `store` and `session_id` the solve survives its process (see `solve`)."""
+        from repo2rlenv.solver.one_function import solve_function
+
+        return solve_function(self, Path(repo), target, sandbox=sandbox, store=store, session_id=session_id)
 
     # ------------------------------------------------------------------ events
 

@@ -89,7 +89,7 @@ def build_report(repo: Path, base: str | None, diff: str, config: "SolverConfig"
     """The report of one diff-mode run."""
     from repo2rlenv.solver.target import is_test_file
 
-    rows = [FunctionRow(function=f"{f.target.path}::{f.target.qualname}", stop_reason=f.solve.stop_reason.value,
+    rows = [FunctionRow(function=f.target.key, stop_reason=f.solve.stop_reason.value,
                         rounds=f.solve.rounds, in_patch=f.in_patch,
                         test_files=sorted(p for p in f.solve.files if is_test_file(p)),
                         verdict=f.solve.verdict, last_run=f.solve.last_report.summary() if f.solve.last_report else "")

@@ -36,6 +36,11 @@ class Target(BaseModel):
     def name(self) -> str:
         return self.qualname.rsplit(".", 1)[-1]
 
+    @property
+    def key(self) -> str:
+        """`path::qualname`, as `FunctionRecord.key` spells a function."""
+        return f"{self.path}::{self.qualname}"
+
 
 def import_root(path: str, module: str) -> str:
     """The directory under which `module` is `path` ('' for the repo root, 'src' for a src layout)."""

@@ -8,7 +8,6 @@ runs the task's own `tests/test.sh`.
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,9 +48,8 @@ def check_task_dir(task: TaskPaths) -> None:
 
 def task_limits(task: TaskPaths) -> Limits:
     """The container limits the task asks Harbor for."""
-    env = tomllib.loads(task.task_toml.read_text()).get("environment", {})
-    return Limits(timeout_sec=SESSION_TIMEOUT_SEC, memory_mb=int(env.get("memory_mb", 4096)),
-                  cpus=float(env.get("cpus", 1.0)), pids=1024)
+    env = task.config().environment
+    return Limits(timeout_sec=SESSION_TIMEOUT_SEC, memory_mb=env.memory_mb, cpus=env.cpus, pids=1024)
 
 
 def solve_task(task: TaskPaths, config: SolverConfig, clients: dict[CallRole, ChatClient], ledger: Ledger, *,

@@ -11,7 +11,7 @@ from pathlib import Path
 from repo2rlenv.baseline.junit import Outcome
 from repo2rlenv.baseline.outcomes import parse_outcomes
 
-PLUGIN_DIR = Path(__file__).resolve().parents[2] / "repo2rlenv" / "baseline"
+PLUGIN_DIR = Path(__file__).resolve().parents[2] / "repo2rlenv" / "baseline" / "r2e_plugin"
 SUITE = '''\
 import unittest, warnings
 

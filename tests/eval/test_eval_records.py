@@ -201,9 +201,9 @@ def test_the_progress_line_of_an_unfinished_task_says_why_and_unpriced_calls_are
     assert (usd(0.0, 3), usd(0.0), usd(0.5, 1)) == ("unpriced (3 calls)", "$0.0000", "$0.5000 (+1 unpriced)")
 
 
-def test_tries_solve_each_task_again_and_measure_its_difficulty(dataset, ran, tmp_path):
+def test_tries_solve_each_task_again_and_measure_its_difficulty(dataset, ran, tmp_path, task_toml_text):
     out = tmp_path / "eval"
-    (dataset / "tasks" / "t1" / "task.toml").write_text('[metadata]\ndifficulty = "hard"\n')
+    (dataset / "tasks" / "t1" / "task.toml").write_text(task_toml_text("t1", difficulty="hard"))
     results = harness.run_eval(dataset, out, _config(), docker=None, only=["t1", "t2"], tries=3)
     assert ran == ["t1", "t2"] * 3  # each round over every task, so a stopped eval has spread its tries
     assert [r.run_id for r in results.tasks] == ["t1", "t2", "t1@2", "t2@2", "t1@3", "t2@3"]

@@ -6,6 +6,7 @@ One schema for every strategy (mutation, commit_pair), written one per line to `
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
@@ -32,6 +33,17 @@ class SkipReason(str, Enum):
     over_limit = "limit reached"
     aprime_broken = "no behaviour-preserving rewrite passes the suite"
     validation_failed = "task failed validation"
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A stage's decision that a candidate does not become a task. Stages return it; the driver records it
+    (`Candidate.apply`), so a candidate's record is written in one place, not in every stage."""
+
+    # A `SkipReason`, or the more precise reason an oracle names (`NoOracle`, `LLMNoOracle` values), which
+    # candidates.jsonl and the summary count as they are.
+    reason: SkipReason | str
+    detail: str = ""
 
 
 class GateResult(BaseModel):
@@ -90,6 +102,13 @@ class Candidate(BaseModel):
     status: Literal["pending", "kept", "dropped", "emitted"] = "pending"
     skip_reason: str | None = None
     task_id: str | None = None
+
+    def apply(self, decision: "Drop | GateResult") -> None:
+        """Record a stage's decision: a drop ends the candidate, a passed gate joins its record."""
+        if isinstance(decision, Drop):
+            self.drop(decision.reason, decision.detail)
+        else:
+            self.gates.append(decision)
 
     def drop(self, reason: SkipReason | str, detail: str = "") -> None:
         self.status = "dropped"

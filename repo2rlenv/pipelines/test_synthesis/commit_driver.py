@@ -37,9 +37,9 @@ from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.discovery.native_needs import session_native_needs
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
-from repo2rlenv.pipelines.test_synthesis.generated import generated_files
-from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
-from repo2rlenv.pipelines.test_synthesis.task_validation import task_validator
+from repo2rlenv.sandbox.generated import generated_files
+from repo2rlenv.pipelines.test_synthesis.survivor_driver import SynthesisContext, Synthesizer
+from repo2rlenv.pipelines.test_synthesis.emit.validation import task_validator
 from repo2rlenv.sandbox.environments import EnvironmentBuildError, EnvironmentPool, EnvSession
 from repo2rlenv.sandbox.install import InstallPlan
 from repo2rlenv.sources import RepoSource, snapshot

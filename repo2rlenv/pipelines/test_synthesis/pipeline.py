@@ -7,7 +7,6 @@ bounds emitted tasks, not candidates tried. Every candidate's fate lands in `can
 from __future__ import annotations
 
 import json
-import tomllib
 from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -24,21 +23,22 @@ from repo2rlenv.dataset.dedup import load_report, merge_duplicates
 from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.advice import advise
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, SkipReason
 from repo2rlenv.pipelines.test_synthesis.commit_driver import judge_at_commits, split_pairs, task_ref
 from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gate.batch import gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.gate.gates import baseline_coverage
-from repo2rlenv.pipelines.test_synthesis.generated import generated_files
 from repo2rlenv.discovery.native_needs import session_native_needs
+from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates
+from repo2rlenv.sandbox.generated import generated_files
 from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.emit.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.ref_setup import open_ref, ref_baseline
-from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
+from repo2rlenv.pipelines.test_synthesis.survivor_driver import SynthesisContext, Synthesizer
 from repo2rlenv.pipelines.test_synthesis import spread
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import TYPE_CONSISTENT
-from repo2rlenv.pipelines.test_synthesis.task_validation import task_validator
+from repo2rlenv.pipelines.test_synthesis.emit.validation import task_validator
 from repo2rlenv.dataset.taskdir import DatasetPaths
 
 PIPELINE_VERSION = "0.1.0"
@@ -51,32 +51,22 @@ def _oracle_inputs(dataset: DatasetPaths, task_ids: list[str]) -> dict[str, int]
     """How many of the tasks' oracles take their inputs from each source (task.toml's oracle_inputs)."""
     counts: Counter[str] = Counter()
     for task_id in task_ids:
-        path = dataset.task(task_id).task_toml
-        if path.is_file():
-            meta = tomllib.loads(path.read_text())["metadata"]["repo2env"]["test_synthesis"]
-            counts[meta.get("oracle_inputs") or "unknown"] += 1
+        task = dataset.task(task_id)
+        if task.task_toml.is_file():
+            counts[task.config().metadata.repo2env.test_synthesis.oracle_inputs or "unknown"] += 1
     return dict(counts)
-
-
-def _function_key(cand: Candidate) -> str:
-    return f"{cand.function.path}::{cand.function.qualname}"
 
 
 def _siblings_index(candidates: list[Candidate]):
     """`siblings_of(cand)`: the other candidates touching the same function, in try order."""
     by_function: dict[str, list[Candidate]] = {}
     for cand in candidates:
-        by_function.setdefault(f"{cand.function.path}::{cand.function.qualname}", []).append(cand)
+        by_function.setdefault(cand.function.key, []).append(cand)
 
     def siblings_of(cand: Candidate) -> list[Candidate]:
-        key = f"{cand.function.path}::{cand.function.qualname}"
-        return [c for c in by_function.get(key, []) if c.candidate_id != cand.candidate_id and c.strategy == "mutation"]
+        return [c for c in by_function.get(cand.function.key, []) if c.candidate_id != cand.candidate_id and c.strategy == "mutation"]
 
     return siblings_of
-
-
-class _Gates(Protocol):
-    def check_many(self, candidates: list[Candidate]) -> list[Candidate]: ...
 
 
 class _Synth(Protocol):
@@ -204,9 +194,9 @@ class TestSynthesisPipeline:
 
             cands, skipped, scanned = mine_commit_pairs(ctx.source, ctx.commit, a_dir, baseline, options,
                                                         import_roots, first_parent=options.first_parent)
-            functions = list({f"{c.function.path}::{c.function.qualname}": c.function for c in cands}.values())
+            functions = list({c.function.key: c.function for c in cands}.values())
         else:
-            from repo2rlenv.pipelines.test_synthesis.mine.hybrid import mine_hybrid
+            from repo2rlenv.pipelines.test_synthesis.mine.pairs_then_mutants import mine_hybrid
 
             cands, skipped, functions, scanned = mine_hybrid(ctx.source, ctx.commit, a_dir, baseline, options,
                                                              import_roots, first_parent=options.first_parent)
@@ -237,7 +227,7 @@ class TestSynthesisPipeline:
                            breaker=CircuitBreaker())
         return client, ledger
 
-    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: _Gates, synth: _Synth,
+    def _process(self, ctx: RunContext, options: TestSynthesisOptions, gates: CandidateGates, synth: _Synth,
                  candidates: list[Candidate], result: PipelineResult, decisions: _Decisions,
                  earlier: Sequence[Candidate] = ()) -> list[Candidate]:
         """Gate candidates in batches, in the miner's order, and synthesize tasks from the survivors until
@@ -249,7 +239,7 @@ class TestSynthesisPipeline:
         done: list[Candidate] = []
 
         def enough(cand: Candidate) -> bool:
-            return len(result.emitted) >= options.limit or per_function[_function_key(cand)] >= options.max_per_function
+            return len(result.emitted) >= options.limit or per_function[cand.function.key] >= options.max_per_function
 
         queue = iter(candidates)
         with ctx.reporter.progress(f"candidates (up to {options.limit} tasks)", total=len(candidates)) as tick:
@@ -273,7 +263,7 @@ class TestSynthesisPipeline:
                     break
                 tick(f"gating {len(batch)} candidates", advance=0)
                 with ctx.reporter.in_stage("gates"):
-                    gates.check_many(batch)
+                    batch = list(gates.check_many(batch))
                 while batch:
                     # The freshest place first, given the tasks emitted so far (this batch's included).
                     cand = spread.fresh_first(batch, (c for c in [*earlier, *done] if c.status == "emitted"))[0]
@@ -300,7 +290,7 @@ class TestSynthesisPipeline:
         if published:
             cand.status, cand.task_id = "emitted", task_id
             result.emitted.append(task_id)
-            per_function[_function_key(cand)] += 1
+            per_function[cand.function.key] += 1
         else:
             result.skip_reasons[cand.skip_reason or "unknown"] += 1
         return cand
@@ -310,14 +300,14 @@ class TestSynthesisPipeline:
         """A gated candidate: drop it when the suite noticed B (unless asked to keep those), else try to
         synthesize its oracle and emit the task."""
         if cand.status == "kept" and cand.killed and options.require_surviving:
-            cand.drop(SkipReason.killed)
+            cand.apply(Drop(SkipReason.killed))
         if cand.status == "kept":
             result.stages["survived gates"] += 1
             tick(f"{cand.function.qualname} {cand.operator}: synthesizing the oracle", advance=0)
             emitted = synth.synthesize(cand)
             if emitted:
                 result.emitted.append(emitted)
-                per_function[_function_key(cand)] += 1
+                per_function[cand.function.key] += 1
         if cand.status == "dropped":
             result.skip_reasons[cand.skip_reason or "unknown"] += 1
         tick(f"{cand.function.qualname} {cand.operator or (cand.commit or '')[:8]}: {cand.status}")
@@ -361,7 +351,7 @@ class TestSynthesisPipeline:
         for func in functions:
             cov = baseline_coverage(baseline, func)
             tests = baseline.coverage.tests_covering(func.path, cov.function_lines) & set(baseline.stable_passing)
-            rows.append([f"{func.path}::{func.qualname}", len(cov.function_lines), len(cov.covered_lines),
+            rows.append([func.key, len(cov.function_lines), len(cov.covered_lines),
                          f"{cov.fraction:.0%}", len(tests)])
         ctx.reporter.table("per-function coverage on A", ["function", "lines", "covered", "cov", "tests"], rows)
 

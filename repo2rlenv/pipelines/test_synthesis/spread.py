@@ -15,7 +15,7 @@ from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 
 # (what the summary calls it, the candidate's place of that kind), most to least telling of a repeat.
 PLACES: tuple[tuple[str, Callable[[Candidate], str]], ...] = (
-    ("functions", lambda c: f"{c.function.path}::{c.function.qualname}"),
+    ("functions", lambda c: c.function.key),
     ("modules", lambda c: c.function.path),
     ("kinds of change", lambda c: c.mutation_kind or c.operator or c.strategy),
 )

@@ -101,8 +101,3 @@ def with_bytecode(overrides: dict[str, bytes | None], compiled: list[str], run_r
         if rel in compiled:
             out[pyc_relpath(rel)] = None if data is None else pyc_bytes(data, run_root / rel)
     return out
-
-
-def pyc_paths(changed: list[str], compiled: list[str]) -> list[str]:
-    """The pycs `with_bytecode` may write for these changed files (all copies rewrite the same paths)."""
-    return [pyc_relpath(rel) for rel in changed if rel in compiled]

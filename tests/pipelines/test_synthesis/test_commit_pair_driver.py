@@ -18,7 +18,7 @@ from repo2rlenv.pipelines.test_synthesis.commit_driver import (
 )
 from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import mine_commit_pairs
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
-from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext
+from repo2rlenv.pipelines.test_synthesis.survivor_driver import SynthesisContext
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.sandbox.environments import EnvironmentPool
 from repo2rlenv.sources import resolve_commit, resolve_source, snapshot

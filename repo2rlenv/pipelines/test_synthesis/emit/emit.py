@@ -101,7 +101,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
     cand = spec.candidate
     func = cand.function
     meta = TestSynthesisMeta(
-        strategy=cand.strategy, touched_function=f"{func.path}::{func.qualname}",
+        strategy=cand.strategy, touched_function=func.key,
         mutation_kind=cand.mutation_kind, operator=cand.operator, commit=cand.commit,
         baseline_coverage=round(cand.baseline.fraction if cand.baseline else 1.0, 4),
         baseline_full_coverage=bool(cand.baseline and not cand.baseline.uncovered),

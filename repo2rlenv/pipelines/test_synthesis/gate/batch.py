@@ -19,10 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.errors import SandboxError
 from repo2rlenv.payload import payload_files
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, SkipReason
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pysource.functions import FunctionRecord
-from repo2rlenv.pipelines.test_synthesis.gate.gates import GateRunner, GateTimeouts, prepare_candidate
+from repo2rlenv.pipelines.test_synthesis.gate.gates import (
+    GateRunner,
+    GateTimeouts,
+    GateVerdict,
+    covering_ran,
+    import_broken,
+    imports_fine,
+    prepare_candidate,
+    timed_out,
+)
 
 # The worker's folder, shipped whole into the session (gate_worker.py imports its gate_*.py siblings).
 WORKER_PACKAGE = "repo2rlenv.pipelines.test_synthesis.gate.worker"
@@ -182,30 +191,8 @@ class BatchGateRunner:
         return results
 
     def _apply(self, cand: Candidate, result: WorkerResult) -> None:
-        """Fill the gate results exactly as `GateRunner.check` does for the same outcome."""
-        tests = cand.line_tests
-        if result.status == WorkerStatus.import_error:
-            if not tests:
-                cand.gates.append(GateResult(gate="imports", passed=False, detail=result.detail,
-                                             duration_sec=result.duration))
-            cand.drop(SkipReason.breaks_import, result.detail)
-            return
-        if not tests:
-            cand.gates.append(GateResult(gate="imports", passed=True, duration_sec=result.duration))
-            cand.killed = False
-        elif result.status == WorkerStatus.timeout:
-            cand.killed = True
-            cand.gates.append(GateResult(gate="covering tests on B", passed=False, detail="timed out",
-                                         duration_sec=result.duration))
-            cand.drop(SkipReason.timeout_on_b)
-            return
-        else:
-            failing = sorted(result.failing) if result.status == WorkerStatus.killed else []
-            cand.killed = bool(failing)
-            cand.gates.append(GateResult(
-                gate="covering tests on B", passed=not failing, duration_sec=result.duration,
-                detail=f"{len(tests)} run, {len(failing)} noticed B" + (f": {failing[0]}" if failing else "")))
-        cand.status = "kept"
+        """Record the worker's outcome through the verdicts `GateRunner.check` uses for the same outcome."""
+        _verdict(cand.line_tests, result).apply(cand)
 
     def _check_slowly(self, cand: Candidate) -> None:
         """The subprocess gate, for what the worker could not judge; starts from a clean record."""
@@ -222,3 +209,15 @@ def gate_runner_for(options: TestSynthesisOptions, runner: SuiteRunner, baseline
     timeouts = GateTimeouts(cap=options.mutant_timeout_sec, factor=options.mutant_timeout_factor,
                             floor=options.mutant_timeout_floor_sec)
     return BatchGateRunner(runner, baseline, timeout=timeouts, workers=workers)
+
+
+def _verdict(tests: list[str], result: WorkerResult) -> GateVerdict:
+    """The worker's outcome for a candidate whose changed-line tests are `tests`, as a gate verdict."""
+    if result.status == WorkerStatus.import_error:
+        return import_broken(result.detail, result.duration, tests=tests)
+    if not tests:
+        return imports_fine(result.duration)
+    if result.status == WorkerStatus.timeout:
+        return timed_out(result.duration)
+    failing = sorted(result.failing) if result.status == WorkerStatus.killed else []
+    return covering_ran(tests, failing, result.duration)

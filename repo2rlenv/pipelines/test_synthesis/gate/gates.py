@@ -16,6 +16,7 @@ from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.pipelines.test_synthesis.candidates import (
     BaselineCoverage,
     Candidate,
+    Drop,
     GateResult,
     SkipReason,
 )
@@ -26,6 +27,53 @@ _SUBPROCESS_STARTUP_SEC = 5.0
 # Gates stop at the first covering test that notices B: whether B is killed is all a gate needs to know,
 # and most mutants are killed, so running the rest of their tests is most of a naive gate's time.
 EXITFIRST_ARGS = ["-x"]
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """What the gates on B decided for one candidate: the gate results to record, whether the covering
+    tests noticed B, and the drop when B cannot be a task. Both runners (`GateRunner` here, the batch
+    worker's `batch.BatchGateRunner`) decide through the constructors below, so one outcome is recorded
+    one way, and `apply` is the one place the gates write a candidate's fate."""
+
+    gates: tuple[GateResult, ...] = ()
+    killed: bool | None = None
+    drop: Drop | None = None
+
+    def apply(self, cand: Candidate) -> Candidate:
+        cand.gates.extend(self.gates)
+        if self.killed is not None:
+            cand.killed = self.killed
+        if self.drop is not None:
+            cand.apply(self.drop)
+        else:
+            cand.status = "kept"
+        return cand
+
+
+def import_broken(detail: str, duration: float, *, tests: list[str]) -> GateVerdict:
+    """B breaks the module's import. With no covering test the import check was the gate, and is recorded;
+    otherwise it only told a failing run's cause."""
+    gates = () if tests else (GateResult(gate="imports", passed=False, detail=detail, duration_sec=duration),)
+    return GateVerdict(gates=gates, drop=Drop(SkipReason.breaks_import, detail))
+
+
+def imports_fine(duration: float) -> GateVerdict:
+    """No covering test to run: B imports, and nothing notices it."""
+    return GateVerdict(gates=(GateResult(gate="imports", passed=True, duration_sec=duration),), killed=False)
+
+
+def timed_out(duration: float) -> GateVerdict:
+    return GateVerdict(gates=(GateResult(gate="covering tests on B", passed=False, detail="timed out",
+                                         duration_sec=duration),),
+                       killed=True, drop=Drop(SkipReason.timeout_on_b))
+
+
+def covering_ran(tests: list[str], failing: list[str], duration: float) -> GateVerdict:
+    """The covering tests ran on B; `failing` those that noticed it (a run stops at the first)."""
+    detail = f"{len(tests)} run, {len(failing)} noticed B" + (f": {failing[0]}" if failing else "")
+    return GateVerdict(gates=(GateResult(gate="covering tests on B", passed=not failing, duration_sec=duration,
+                                         detail=detail),), killed=bool(failing))
 
 
 @dataclass(frozen=True)
@@ -81,7 +129,7 @@ def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str
         try:
             compile(text, rel, "exec")
         except SyntaxError as exc:
-            cand.drop(SkipReason.does_not_compile, str(exc))
+            cand.apply(Drop(SkipReason.does_not_compile, str(exc)))
             return False
     cand.gates.append(GateResult(gate="compiles", passed=True))
     return True
@@ -124,43 +172,32 @@ class GateRunner:
 
     def check(self, cand: Candidate) -> Candidate:
         """Run the gates on `cand`, filling its gate results; marks it kept or dropped."""
-        func = cand.function
         if not prepare_candidate(cand, self.baseline, self.stable):
             return cand
         originals = self._swap_in(cand.files_b)
         try:
-            tests = cand.line_tests
-            start = time.monotonic()
-            if not tests:
-                ok, tail = self.imports(func.module)
-                cand.gates.append(GateResult(gate="imports", passed=ok, detail="" if ok else tail,
-                                             duration_sec=time.monotonic() - start))
-                if not ok:
-                    cand.drop(SkipReason.breaks_import, tail)
-                    return cand
-                cand.killed = False
-            else:
-                limit = min(self.timeout, self.timeouts.for_tests(self.baseline, tests) + _SUBPROCESS_STARTUP_SEC)
-                run = self.runner.run(root=self.root, tests=tests, timeout=limit, extra_args=EXITFIRST_ARGS)
-                passed = run.passed()
-                failing = sorted(failing_tests(tests, {n: n in passed for n in run.results}))
-                duration = time.monotonic() - start
-                if run.timed_out:
-                    cand.killed = True
-                    cand.gates.append(GateResult(gate="covering tests on B", passed=False,
-                                                 detail="timed out", duration_sec=duration))
-                    cand.drop(SkipReason.timeout_on_b)
-                    return cand
-                if failing:
-                    ok, tail = self.imports(func.module)
-                    if not ok:
-                        cand.drop(SkipReason.breaks_import, tail)
-                        return cand
-                cand.killed = bool(failing)
-                cand.gates.append(GateResult(
-                    gate="covering tests on B", passed=not failing, duration_sec=duration,
-                    detail=f"{len(tests)} run, {len(failing)} noticed B" + (f": {failing[0]}" if failing else "")))
+            verdict = self._verdict(cand)
         finally:
             self._restore(originals)
-        cand.status = "kept"
-        return cand
+        return verdict.apply(cand)
+
+    def _verdict(self, cand: Candidate) -> GateVerdict:
+        """The gates on B, swapped into the work copy: its covering tests, or its import when none."""
+        module, tests = cand.function.module, cand.line_tests
+        start = time.monotonic()
+        if not tests:
+            ok, tail = self.imports(module)
+            duration = time.monotonic() - start
+            return imports_fine(duration) if ok else import_broken(tail, duration, tests=tests)
+        limit = min(self.timeout, self.timeouts.for_tests(self.baseline, tests) + _SUBPROCESS_STARTUP_SEC)
+        run = self.runner.run(root=self.root, tests=tests, timeout=limit, extra_args=EXITFIRST_ARGS)
+        passed = run.passed()
+        failing = sorted(failing_tests(tests, {n: n in passed for n in run.results}))
+        duration = time.monotonic() - start
+        if run.timed_out:
+            return timed_out(duration)
+        if failing:
+            ok, tail = self.imports(module)
+            if not ok:
+                return import_broken(tail, duration, tests=tests)
+        return covering_ran(tests, failing, duration)

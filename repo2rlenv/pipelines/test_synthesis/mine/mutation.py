@@ -51,7 +51,7 @@ def mine_mutations(a_dir: Path, baseline: BaselineReport, options: TestSynthesis
             continue
         kept_functions.append(func)
         mutants = mutator.mutants(func, operators=options.operators)[:_MAX_MUTANTS_PER_FUNCTION]
-        key = f"{func.path}::{func.qualname}"
+        key = func.key
         if mutants:
             by_function[key] = mutants
             records[key] = func

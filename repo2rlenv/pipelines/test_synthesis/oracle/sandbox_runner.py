@@ -1,4 +1,4 @@
-"""Adapters that let sandbox-agnostic stages (the differential oracle) run code in a sandbox session.
+"""The adapter that lets the sandbox-agnostic differential oracle run its probe in a sandbox session.
 
 Each call gets a fresh copy of A (or of A with the candidate's B files written over it), so nothing one
 probe run leaves behind can change the next.
@@ -47,23 +47,3 @@ class VariantRunner:
         finally:
             self.session.exec(["rm", "-rf", base], timeout=60)
 
-
-class WorkCopies:
-    """Fresh copies of A in a session, with some files replaced, for one-off runs."""
-
-    def __init__(self, suite: SuiteRunner):
-        self.suite = suite
-        self.session = suite.session
-
-    def make(self, files: dict[str, str]) -> str:
-        root = posixpath.join(self.session.scratch, "copies", uuid.uuid4().hex[:10])
-        self.session.exec(["mkdir", "-p", posixpath.dirname(root)], timeout=30)
-        res = self.session.exec(["cp", "-a", self.session.workspace, root], timeout=120)
-        if res.exit_code != 0:
-            raise SandboxError(f"cannot copy the workspace: {res.tail(3)}")
-        if files:
-            self.session.write_files({posixpath.join(root, rel): text for rel, text in files.items()})
-        return root
-
-    def drop(self, root: str) -> None:
-        self.session.exec(["rm", "-rf", root], timeout=60)

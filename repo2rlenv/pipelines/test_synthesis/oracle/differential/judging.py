@@ -19,7 +19,7 @@ COARSE_ABS = 1e-11
 FINE_REL = 1e-12
 
 
-class Verdict(BaseModel):
+class FacetVerdict(BaseModel):
     """Which parts of A's outcome a test may assert, and which of them tell B apart."""
 
     model_config = ConfigDict(frozen=True)
@@ -28,25 +28,25 @@ class Verdict(BaseModel):
     differing: list[str] = Field(default_factory=list, description="Stable facets that B does not share.")
 
 
-def judge(a1: Outcome, a2: Outcome, b: Outcome, concrete: bool = True) -> Verdict:
+def judge(a1: Outcome, a2: Outcome, b: Outcome, concrete: bool = True) -> FacetVerdict:
     """Compare two runs of A and one of B; an empty `differing` means the call does not distinguish.
 
     ``concrete=False`` also compares the parts a test cannot write (to report such differences).
     """
     if a1.kind not in (OutcomeKind.RETURN, OutcomeKind.RAISE) or a2.kind is not a1.kind:
-        return Verdict()
+        return FacetVerdict()
     if b.kind not in (OutcomeKind.RETURN, OutcomeKind.RAISE):
-        return Verdict()  # a hang or a broken setup on B is no behaviour a quick test can assert
+        return FacetVerdict()  # a hang or a broken setup on B is no behaviour a quick test can assert
     first, second, other = a1.facets(concrete), a2.facets(concrete), b.facets(concrete)
     # A facet naming the recording machine (a tmp path, an address) is never asserted, even when stable.
     stable = {k: v for k, v in first.items() if k in second and same(v, second[k]) and not host_specific(v)}
     if a1.kind is OutcomeKind.RAISE and "raise.type" not in stable:
-        return Verdict()  # pytest.raises needs the exception class by name
+        return FacetVerdict()  # pytest.raises needs the exception class by name
     differing = [k for k, v in stable.items() if k not in other or not same(v, other[k])]
-    return Verdict(stable=sorted(stable), differing=sorted(differing))
+    return FacetVerdict(stable=sorted(stable), differing=sorted(differing))
 
 
-def make_case(call: CallSpec, a: Outcome, b: Outcome, verdict: Verdict, entry: TargetRef | None = None) -> TestCase:
+def make_case(call: CallSpec, a: Outcome, b: Outcome, verdict: FacetVerdict, entry: TargetRef | None = None) -> TestCase:
     """What to assert for one distinguishing call: A's stable return, and the facets after the call that differ."""
     facets = verdict.differing
     a_facets, b_facets = a.facets(), b.facets()
@@ -94,11 +94,11 @@ def _shortest_head(a: Outcome, b: Outcome) -> Outcome:
     return a.model_copy(update={"value": value, "prefix": keep})
 
 
-def confirmed(verdict: Verdict, first: Outcome, third: Outcome) -> Verdict:
+def confirmed(verdict: FacetVerdict, first: Outcome, third: Outcome) -> FacetVerdict:
     """The verdict without the facets a third run of A does not reproduce."""
     if third.kind is not first.kind:
-        return Verdict()
+        return FacetVerdict()
     again = third.facets()
     mine = first.facets()
     stable = [k for k in verdict.stable if k in again and same(mine[k], again[k])]
-    return Verdict(stable=stable, differing=[k for k in verdict.differing if k in stable])
+    return FacetVerdict(stable=stable, differing=[k for k in verdict.differing if k in stable])

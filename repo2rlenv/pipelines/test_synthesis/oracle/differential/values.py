@@ -90,10 +90,6 @@ class Value(BaseModel):
         return out + list((self.fields or {}).values()) + list(self.args or []) + list((self.kw or {}).values())
 
 
-def scalar(kind: ValueKind, v: bool | int | str | None = None) -> Value:
-    return Value(t=kind, v=v)
-
-
 def float_value(x: float) -> Value:
     return Value(t=ValueKind.FLOAT, v=repr(float(x)))
 

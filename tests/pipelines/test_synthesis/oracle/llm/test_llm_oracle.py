@@ -13,11 +13,10 @@ from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle
 from repo2rlenv.pipelines.test_synthesis.oracle.llm import (
     LLMNoOracle,
     OracleContext,
-    OracleSource,
     Verdict,
-    synthesize_hybrid,
     synthesize_llm,
 )
+from repo2rlenv.pipelines.test_synthesis.oracle.search import OracleSource, synthesize_hybrid
 
 TEST_PATH = "tests/test_r2e_llm.py"
 CALC = {

@@ -1,4 +1,5 @@
-"""The hybrid miner: real commit pairs first, then mutants of the functions no commit pair touches.
+"""The hybrid miner (`strategy=hybrid`): real commit pairs first, then mutants of the functions no commit
+pair touches.
 
 A function that has a commit_pair candidate gets no mutation candidates, so a dataset never holds the
 same function twice from two strategies. Functions are matched by module and qualname: with
@@ -19,11 +20,6 @@ from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.mine.mutation import mine_mutations
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.sources import RepoSource
-
-
-def function_key(cand: Candidate) -> str:
-    """The touched function, as the driver counts it (`path::qualname`)."""
-    return f"{cand.function.path}::{cand.function.qualname}"
 
 
 def _same_function(cand: Candidate) -> str:

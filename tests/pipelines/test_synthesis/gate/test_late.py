@@ -1,17 +1,16 @@
-"""The final check before a task is written: the repo's whole suite runs on B once, and a task whose change
-any stable-passing test notices is dropped with the reason (real pytest in the local sandbox)."""
+"""The late gate (`gate/late.py`): the repo's whole suite runs on B once, and a task whose change any
+stable-passing test notices is dropped with the reason (real pytest in the local sandbox)."""
 
 from __future__ import annotations
 
 import pytest
 
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, SkipReason
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult, SkipReason
+from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
+from repo2rlenv.pipelines.test_synthesis.trials import Trials
 from repo2rlenv.pysource.functions import discover_functions
-from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
-from repo2rlenv.pipelines.test_synthesis.synthesis import SynthesisContext, Synthesizer
 from repo2rlenv.sandbox.base import Limits
-from repo2rlenv.sandbox.install import plan_install
 
 CORE = "def scale(x):\n    return x * 10\n\n\ndef label(x):\n    return f'#{scale(x)}'\n"
 # Two files: the one validation used to submit (test_scale) does not notice a change to `scale` that
@@ -41,11 +40,9 @@ def synth(request, tmp_path_factory):
     with sandbox.open() as session:
         runner = SuiteRunner(session, sandbox.plan.import_roots)
         baseline = run_baseline(runner, reruns=0, timeout=120)
-        ctx = SynthesisContext(suite=runner, baseline=baseline, options=TestSynthesisOptions(), a_dir=root,
-                               tasks_root=root / "tasks", repo="t/t", repo_slug="t__t", ref=None,
-                               pipeline_version="0", base_image="none", install=plan_install(root), validator=None)
+        trials = Trials(runner, default_timeout=60, reward_mode="gated")
         func = {f.qualname: f for f in discover_functions(root, min_loc=1)[0]}["scale"]
-        yield Synthesizer(ctx), func, baseline
+        yield (lambda cand: suite_on_b(cand, trials, baseline, timeout=120)), func, baseline
 
 
 def _cand(func, new_body: str) -> Candidate:
@@ -54,22 +51,24 @@ def _cand(func, new_body: str) -> Candidate:
 
 
 def test_a_change_the_suite_misses_passes(synth):
-    synthesizer, func, baseline = synth
+    gate, func, baseline = synth
     assert "tests/test_broken_at_a.py::test_offline" in baseline.quarantined  # deselected, never read
-    assert synthesizer._suite_on_b(_cand(func, "return x * 10 if x >= 0 else 0")) is None
+    assert gate(_cand(func, "return x * 10 if x >= 0 else 0")) == GateResult(
+        gate="whole suite on B", passed=True, detail="2 stable tests pass on B")
 
 
 def test_a_change_another_test_file_notices_is_reported(synth):
-    synthesizer, func, _ = synth
-    why = synthesizer._suite_on_b(_cand(func, "return x * 10 if x < 2 else 0"))
-    assert why is not None and why.startswith("1 of 2 stable tests fail on B, first tests/test_label.py::TestLabel")
+    gate, func, _ = synth
+    drop = gate(_cand(func, "return x * 10 if x < 2 else 0"))
+    assert isinstance(drop, Drop) and drop.reason is SkipReason.suite_notices_b
+    assert drop.detail.startswith("1 of 2 stable tests fail on B, first tests/test_label.py::TestLabel")
 
 
 def test_a_change_that_breaks_a_test_module_import_is_reported(synth):
-    synthesizer, func, _ = synth
-    why = synthesizer._suite_on_b(_cand(func, "return x * 10\n\nraise ImportError('B')"))
-    assert why is not None and why.startswith("2 of 2 stable tests fail on B")
-    assert "not collected on B" in why
+    gate, func, _ = synth
+    drop = gate(_cand(func, "return x * 10\n\nraise ImportError('B')"))
+    assert isinstance(drop, Drop) and drop.detail.startswith("2 of 2 stable tests fail on B")
+    assert "not collected on B" in drop.detail
 
 
 def test_the_drop_reason_is_a_skip_reason():

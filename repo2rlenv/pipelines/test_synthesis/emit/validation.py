@@ -7,15 +7,29 @@ is judged the same way wherever its pair was judged.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Protocol
 
 from repo2rlenv.dataset.taskdir import DatasetPaths, TaskPaths
 from repo2rlenv.pipelines.base import RunContext
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 
 
+class ValidationOutcome(Protocol):
+    """What the pipeline reads of a validation (`validate.ValidationResult`)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def problems(self) -> list[str]: ...
+
+
+# Validates the task written at a path (its root).
+TaskValidator = Callable[[Path], ValidationOutcome]
+
+
 def task_validator(ctx: RunContext, options: TestSynthesisOptions,
-                   python: str | None = None) -> Callable[[Path], Any] | None:
+                   python: str | None = None) -> TaskValidator | None:
     """Validation as Harbor runs tasks (Docker), or process-level with the local sandbox (with `python`,
     default the sandbox's venv: a commit pair's task needs its own commit's environment). None when the
     options turn validation off."""

@@ -11,7 +11,7 @@ import pytest
 from repo2rlenv.config import GenerateConfig
 from repo2rlenv.generate import run_generate
 from repo2rlenv.dataset.manifest import load_validation
-from repo2rlenv.pipelines.test_synthesis.generated import generated_files
+from repo2rlenv.sandbox.generated import generated_files
 from repo2rlenv.progress import Reporter
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.dataset.taskdir import DatasetPaths

@@ -16,6 +16,13 @@ Lines written: `{"case": id, "outcome": o, "duration": s, "message": m, "text": 
 passed, skipped, failed or error) and `{"collect_error": id, "message": m, "text": t}` per collector
 that failed. `text` is the end of the failure report (the runner reads causes such as "needs network"
 from it).
+
+Where this rule differs from the verifier's (`verifiers/test_synthesis/verifier_outcomes.py`), on purpose:
+this plugin asks "does the repo's own test pass on A, and does B change that?", the verifier asks "does this
+case of a submission count?". So an xfailed test is passed here (it fails no run; its strict XPASS on B
+is the change noticed) and skipped there (it asserts nothing a reward can count); a skipped subtest leaves
+its test passed here (the rest of it ran) and makes the case skipped there (a case must run whole to
+count). Everything else agrees. `tests/baseline/test_verdict_rules.py` runs one suite under both.
 """
 
 import json

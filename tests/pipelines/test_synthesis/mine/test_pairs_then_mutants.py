@@ -8,7 +8,7 @@ import pytest
 
 from repo2rlenv.baseline.coverage_map import CoverageMap, FileCoverage
 from repo2rlenv.baseline.runner import BaselineReport
-from repo2rlenv.pipelines.test_synthesis.mine.hybrid import function_key, mine_hybrid
+from repo2rlenv.pipelines.test_synthesis.mine.pairs_then_mutants import mine_hybrid
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.sources import resolve_commit, resolve_source, snapshot
 
@@ -78,7 +78,7 @@ def test_mutation_fills_when_there_is_no_history(repo, tmp_path, run_git):
     run_git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", "shallow")
     cands, skipped, _ = hybrid(tmp_path / "shallow", tmp_path, "a-shallow")
     assert skipped["commit: history too short (shallow clone)"] == 1
-    assert {c.strategy for c in cands} == {"mutation"} and len({function_key(c) for c in cands}) == 2
+    assert {c.strategy for c in cands} == {"mutation"} and len({c.function.key for c in cands}) == 2
 
 
 def test_history_without_usable_commits_leaves_every_function_to_mutation(make_repo, tmp_path):

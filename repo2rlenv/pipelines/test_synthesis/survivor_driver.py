@@ -1,0 +1,146 @@
+"""The driver for a candidate that survived the gates: oracle (oracle/) → the whole suite on B (gate/late)
+→ siblings (gate/siblings) → the oracle's coverage and twin kinds (emit/assemble) → task tree and
+validation (emit/).
+
+Each stage returns what it decided; a `Drop` ends the candidate here, recorded by this driver alone. Only
+a task whose oracle scores exactly 1.0 under its own verifier (and whose empty submission scores 0.0) is
+kept in the dataset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
+from repo2rlenv.llm.base import ChatClient
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop
+from repo2rlenv.pipelines.test_synthesis.emit import assemble
+from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for
+from repo2rlenv.pipelines.test_synthesis.emit.validation import TaskValidator
+from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
+from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates, SiblingSearch, find_siblings
+from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
+from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
+from repo2rlenv.pipelines.test_synthesis.oracle.search import (
+    OracleFound,
+    extend_oracle,
+    find_oracle,
+    weakest_inputs,
+)
+from repo2rlenv.pipelines.test_synthesis.trials import Trials
+from repo2rlenv.sandbox.install import InstallPlan
+
+
+@dataclass
+class SynthesisContext:
+    """What every candidate's synthesis shares within one run."""
+
+    suite: SuiteRunner
+    baseline: BaselineReport
+    options: TestSynthesisOptions
+    a_dir: Path
+    tasks_root: Path
+    repo: str
+    repo_slug: str
+    ref: str | None
+    pipeline_version: str
+    base_image: str
+    install: InstallPlan
+    validator: TaskValidator | None
+    llm_client: ChatClient | None = None  # when --llm is given
+    gates: CandidateGates | None = None  # the run's gate runner, for sibling mutants
+    siblings_of: Callable[[Candidate], list[Candidate]] | None = None  # other candidates of the same function
+    # Files the environment's build wrote into the workspace (sandbox/generated.py): part of every task's repo.
+    generated: dict[str, str] = field(default_factory=dict)
+    # pytest plugins installed in the environment, loaded with -p in graded runs (pytest_setup.graded_plugins).
+    pytest_plugins: list[str] = field(default_factory=list)
+    native_exposed: list[str] = field(default_factory=list)  # raw-memory modules the project's import loads
+
+
+class _SiblingOracle:
+    """`gate.siblings.SiblingOracle` for one task: the oracle stage's answers, run through `Trials`."""
+
+    def __init__(self, trials: Trials, ctx: SynthesisContext, test_path: str):
+        self.trials, self.ctx, self.test_path = trials, ctx, test_path
+
+    def catches(self, oracle: str, other: Candidate) -> bool:
+        return self.trials.catches(oracle, other.files_b, self.test_path)
+
+    def crash_only(self, oracle: str, other: Candidate) -> bool:
+        bare = calls_only(oracle)
+        return bare is not None and self.catches(bare, other)
+
+    def extend(self, oracle: str, other: Candidate, suffix: str) -> tuple[str, str] | None:
+        return extend_oracle(oracle, other, trials=self.trials, a_dir=self.ctx.a_dir, test_path=self.test_path,
+                             options=self.ctx.options, suffix=suffix)
+
+
+class Synthesizer:
+    """Turns kept candidates into tasks, one at a time."""
+
+    def __init__(self, ctx: SynthesisContext):
+        self.ctx = ctx
+        self.trials = Trials(ctx.suite, default_timeout=ctx.options.mutant_timeout_sec * 2,
+                             reward_mode=ctx.options.reward_mode)
+        self.test_dir = assemble.tests_dir(ctx.baseline)
+
+    def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> SiblingSearch:
+        ctx = self.ctx
+        if ctx.gates is None or ctx.siblings_of is None:
+            return SiblingSearch(oracle=oracle)
+        return find_siblings(cand, oracle, ctx.siblings_of(cand), gates=ctx.gates,
+                             probe=_SiblingOracle(self.trials, ctx, test_path), options=ctx.options)
+
+    def synthesize(self, cand: Candidate) -> str | None:
+        """Make and publish the task for `cand`; returns its id, or None with `cand` dropped."""
+        decided = self._task(cand)
+        if isinstance(decided, Drop):
+            cand.apply(decided)
+            return None
+        cand.status, cand.task_id = "emitted", decided
+        return decided
+
+    def _task(self, cand: Candidate) -> str | Drop:
+        """The stages in order; the first drop ends the candidate. Passed late gates join its record."""
+        ctx, opts = self.ctx, self.ctx.options
+        test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
+        found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=opts,
+                            llm_client=ctx.llm_client)
+        if isinstance(found, Drop):
+            return found
+        # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
+        gate = suite_on_b(cand, self.trials, ctx.baseline, opts.suite_timeout_sec)
+        cand.apply(gate)
+        if isinstance(gate, Drop):
+            return gate
+        search = self._siblings(cand, test_path, found.source)
+        lines = assemble.oracle_lines(cand, self.trials, test_path, search.oracle)
+        if isinstance(lines, Drop):
+            return lines
+        kinds = assemble.twin_kinds(cand, search.siblings, ctx.a_dir, self.trials, test_path, search.oracle)
+        if isinstance(kinds, Drop):
+            return kinds
+        spec = self._spec(cand, test_path, found, search, lines, kinds)
+        return assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
+
+    def _spec(self, cand: Candidate, test_path: str, found: OracleFound, search: SiblingSearch,
+              lines: assemble.OracleLines, kinds: tuple[str, ...]) -> TaskSpec:
+        ctx = self.ctx
+        config = assemble.verifier_config(cand, lines, test_path=test_path, siblings=len(search.siblings),
+                                          kinds=kinds, options=ctx.options, install=ctx.install,
+                                          pytest_plugins=ctx.pytest_plugins,
+                                          native_exposed=ctx.native_exposed)
+        bare = calls_only(search.oracle)
+        return TaskSpec(
+            task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
+            repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
+            oracle_source=search.oracle, oracle_kind=found.kind, oracle_attempts=found.attempts,
+            synthesis_llm=found.model, oracle_inputs=weakest_inputs([found.inputs, *search.inputs]),
+            b_crashes=bare is not None and self.trials.catches(bare, cand.files_b, test_path),
+            twin_kinds=list(kinds), verifier_config=config.model_dump(mode="json"),
+            base_image=ctx.install.base_image, install=ctx.install,
+            existing_test_files=assemble.existing_test_files(cand),
+            sibling_diffs=[sib.diff for sib in search.siblings], generated_files=ctx.generated,
+        )
