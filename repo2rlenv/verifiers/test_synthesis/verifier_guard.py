@@ -38,6 +38,7 @@ Stdlib only; copied verbatim into every task.
 """
 
 import _thread
+import types
 import os
 import sys
 
@@ -51,9 +52,12 @@ _EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "cpython.PyInterpreterState_New", "import",
     "sys.addaudithook", "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
     "os.forkpty", "socket.bind", "socket.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension",
-    "sqlite3.connect", "compile", "sys._current_frames", *_OWN_EVENTS,
+    "sqlite3.connect", "compile", "sys._current_frames", "sys._getframe", *_OWN_EVENTS,
 })
 _CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
+# The builtin types whose code attributes raise `object.__getattr__`: only these are read by the hook.
+_HOLDERS = frozenset({types.FunctionType, types.FrameType, types.GeneratorType, types.CoroutineType,
+                      types.AsyncGeneratorType})
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                              "os.forkpty"})
 _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
@@ -95,13 +99,14 @@ def facts(obj, positions=False):
 
 # --------------------------------------------------------------------------- sealing
 
-def seal(modules, state_path=None, state=None):
+def seal(modules, state_path=None, state=None, then=None):
     """Import the changed modules, then empty their files in this run's copy and delete their bytecode.
     `modules`: [[dotted name, file], …]. Emptied, not deleted: a package stays a package for pytest's
     module naming, and the file is a new one (never truncated: it may be a hard link to the stage). A
     module whose import fails is left alone (its file stays, guarded by the hook only) and taken out of
     sys.modules so that the tests import it as they would. Runs before the submission; `state` (the
-    kernel barrier's) plus what was sealed goes to `state_path`."""
+    kernel barrier's, read after `then`: a callable run once the modules are imported) plus what was sealed
+    goes to `state_path`."""
     import importlib
     import json
     import linecache
@@ -132,6 +137,8 @@ def seal(modules, state_path=None, state=None):
     for filename in [f for f in linecache.cache if os.path.basename(f) in {os.path.basename(p) for _, p in modules}]:
         linecache.cache.pop(filename, None)
     sys.dont_write_bytecode = True  # writing .pyc files is refused from here on: skip the attempts
+    if then is not None:
+        then()
     if state_path is not None:
         with open(state_path, "w", encoding="utf-8") as fh:
             json.dump(dict(state or {}, sealed=sealed, seal_failed=failed), fh)
@@ -201,6 +208,10 @@ def _make_hook(policy, refusal_fd):
     unsealed = set(names)
     state = {"armed": False, "logged": 0}
     busy = set()
+    hook_codes = set()  # every code object of the hook and the recorder: their frames are never handed out
+    import gc
+
+    gc_enabled, gc_disable, gc_enable = gc.isenabled, gc.disable, gc.enable
 
     def log(what):
         if refusal_fd is not None and state["logged"] < _MAX_LOGGED:
@@ -221,11 +232,13 @@ def _make_hook(policy, refusal_fd):
         raise CodeRefused(f"repo2rlenv verifier: {what} is not allowed in a graded test run")
 
     def text(value):
-        """An exact str for a path argument (str subclasses could override the methods used below)."""
-        if _isinstance(value, _str):
-            return _str_str(value)
-        if _isinstance(value, _bytes):
-            return _bytes_join([value]).decode("utf-8", "surrogateescape")
+        """An exact str for a path argument, or None. Only exact types: the hook never runs a method of an
+        object the submission chose (`isinstance` reads `__class__`, a comparison calls `__eq__`), since
+        whatever it ran would run inside the hook."""
+        if _type(value) is _str:
+            return value
+        if _type(value) is _bytes:
+            return value.decode("utf-8", "surrogateescape")
         return None
 
     def base(path):
@@ -296,8 +309,8 @@ def _make_hook(policy, refusal_fd):
         path = text(args[0])
         if path is None:  # io.FileIO hands the hook the object it was given, not its path
             refuse(f"opening a file named by a {_type(args[0]).__name__} (pass a str)")
-        flags = args[2] if _len(args) > 2 and _isinstance(args[2], _int) else 0
-        mode = args[1] if _len(args) > 1 and _isinstance(args[1], _str) else ""
+        flags = args[2] if _len(args) > 2 and _type(args[2]) is _int else 0
+        mode = args[1] if _len(args) > 1 and _type(args[1]) is _str else ""
         writing = bool(flags & _WRITE_FLAGS) or _any(c in mode for c in "wax+")
         if base(path) in unsealed and not imported(frame, "source"):
             refuse(f"reading {base(path)} (a file the variants change)")
@@ -326,9 +339,14 @@ def _make_hook(policy, refusal_fd):
             if not imported(frame, "bytecode", "sourceless", "frozen"):
                 refuse("loading marshal data outside the import system")
         elif event == "object.__getattr__":
-            if _len(args) > 1 and _isinstance(args[1], _str) and _str_str(args[1]) in _CODE_ATTRS \
-                    and protected_code(_getattr(args[0], _str_str(args[1]), None)):
-                refuse_attribute(f"reading the code object of changed code ({args[1]})")
+            name = args[1] if _len(args) > 1 and _type(args[1]) is _str else None
+            if name in _CODE_ATTRS and _type(args[0]) in _HOLDERS and protected_code(_getattr(args[0], name, None)):
+                refuse_attribute(f"reading the code object of changed code ({name})")
+            if name == "tb_frame" and _type(args[0]) is _tb and args[0].tb_frame.f_code in hook_codes:
+                refuse_attribute("reading a frame of the verifier's audit hook (tb_frame)")
+        elif event == "sys._getframe":
+            if _len(args) and _type(args[0]) is _frame and args[0].f_code in hook_codes:
+                refuse("reading a frame of the verifier's audit hook (sys._getframe)")
         elif event == "compile":
             filename = text(args[1]) if _len(args) > 1 else None  # compile has made a path object a str
             if filename is not None and changed_name(filename) and not imported(frame, "compile"):
@@ -346,11 +364,11 @@ def _make_hook(policy, refusal_fd):
             if frame is None or frame.f_code not in builders:
                 refuse("building a code object")
         elif event == "import":
-            if _len(args) > 1 and text(args[1]) and args[0] in _NO_REIMPORT:
+            if _len(args) > 1 and text(args[1]) and _type(args[0]) is _str and args[0] in _NO_REIMPORT:
                 refuse(f"loading the {args[0]} module")
         elif event in ("socket.bind", "socket.connect"):
             address = args[1] if _len(args) > 1 else None
-            if not abstract_ok and _isinstance(address, (_str, _bytes)) and address[:1] in ("\0", b"\0"):
+            if not abstract_ok and _type(address) in (_str, _bytes) and address[:1] in ("\0", b"\0"):
                 refuse("abstract unix sockets")
         elif event == "sqlite3.connect":
             database = text(args[0]) if args else None
@@ -381,12 +399,21 @@ def _make_hook(policy, refusal_fd):
                 recorder[2]()
 
     def hook(event, args):
+        if _type(event) is not _str:  # a str subclass (sys.audit takes one) would run its own __eq__ here
+            event = _str_str(event)
         if event not in _EVENTS and not event.startswith("ctypes."):
             return
         ident = get_ident()
-        if ident in busy:  # the hook's own attribute reads and frame lookups, the recorder's set-up
+        if ident in busy:
+            # The hook's own attribute reads and frame lookups, and the recorder's set-up. No code of the
+            # submission runs while the hook does: it touches exact builtin types only, and the collector
+            # (whose finalizers would run here) is off meanwhile. A Python signal handler still could:
+            # docs/integrity.md, "What it cannot do".
             return
         busy.add(ident)
+        collecting = gc_enabled()
+        if collecting:
+            gc_disable()
         try:
             if event in _OWN_EVENTS:
                 own_event(event, args, getframe(1))
@@ -403,9 +430,21 @@ def _make_hook(policy, refusal_fd):
                 refuse(f"ctypes ({event})")
             check(event, args, getframe(1))
         finally:
+            if collecting:
+                gc_enable()
             busy.discard(ident)
 
+    hook_codes.update(_nested_codes(_make_hook.__code__), _nested_codes(_make_recorder.__code__))
     return hook
+
+
+def _nested_codes(code):
+    """`code` and every code object defined inside it (its functions, their functions, …)."""
+    found = [code]
+    for const in code.co_consts:
+        if type(const) is type(code):
+            found.extend(_nested_codes(const))
+    return found
 
 
 # --------------------------------------------------------------------------- the coverage recorder

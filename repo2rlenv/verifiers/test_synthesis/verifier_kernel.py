@@ -287,6 +287,36 @@ def seccomp():
     sys_.seccomp(b"".join(seccomp_program()))
 
 
+# Installing a signal handler (rt_sigaction): x86_64, aarch64.
+_SIGACTION = {"x86_64": 13, "aarch64": 134}
+
+
+def no_handlers_program(machine=None):
+    """A second filter: no new signal handlers (rt_sigaction refused), everything else as before."""
+    machine = machine or platform.machine()
+    if machine not in _ARCHES:
+        raise ValueError(f"no seccomp filter for {machine}")
+    deny = _RET_ERRNO | _EPERM
+    return [_ins(_LD_W_ABS, 4), _ins(_JEQ_K, _ARCHES[machine][0], 1, 0), _ins(_RET_K, deny), _ins(_LD_W_ABS, 0),
+            _ins(_JEQ_K, _SIGACTION[machine], 0, 1), _ins(_RET_K, deny), _ins(_RET_K, _RET_ALLOW)]
+
+
+def seal_signal_handlers():
+    """From now on no Python signal handler can be installed. A handler runs wherever the interpreter
+    happens to be when the signal lands — inside the audit hook too, whose frames and state it would then
+    see — so the submission may not install one: after the session's set-up (the case timeout's handler,
+    pytest's faulthandler, the target's own handlers at import) the kernel refuses rt_sigaction. SIGINT is
+    set to be ignored first, so that `asyncio.run` does not try to install its own. True when it holds."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        calls().seccomp(b"".join(no_handlers_program()))
+        return True
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def apply(read, write):
     """Both barriers; {"landlock": abi or 0, "seccomp": bool, "notes": [...]} of what holds."""
     result = {"landlock": 0, "seccomp": False, "ffi": ffi(), "notes": []}

@@ -90,6 +90,10 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
+    # The case timeout's handler is installed once, now: after the session starts no handler can be
+    # (verifier_kernel.seal_signal_handlers); each case only sets and clears the timer.
+    if CASE_TIMEOUT:
+        signal.signal(signal.SIGALRM, _on_alarm)
     if SESSION_START is not None:
         SESSION_START()
 
@@ -111,13 +115,11 @@ def _on_alarm(signum, frame):
 def pytest_runtest_call(item):
     if not CASE_TIMEOUT:
         return (yield)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, CASE_TIMEOUT)
     try:
         return (yield)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def pytest_runtest_logreport(report):

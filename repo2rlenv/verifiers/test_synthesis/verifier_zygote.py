@@ -246,7 +246,21 @@ def _barrier(job, covered_fd=None):
     with open(state_path, "w", encoding="utf-8") as fh:
         json.dump(kernel, fh)
     modules = job["guard"].get("modules", [])
-    verifier_outcomes.SESSION_START = lambda: verifier_guard.seal(modules, state_path, kernel)
+    verifier_outcomes.SESSION_START = lambda: _session_start(modules, state_path, kernel)
+
+
+def _session_start(modules, state_path, kernel):
+    """Once pytest is set up, before collection: seal the changed modules (importing the target: its own
+    signal handlers are installed then), then refuse new signal handlers (`signals_sealed` in guard.json;
+    verifier_kernel.seal_signal_handlers)."""
+    import verifier_guard
+    import verifier_kernel
+
+    def handlers():
+        kernel["signals_sealed"] = verifier_kernel.seal_signal_handlers()
+        return kernel["signals_sealed"]
+
+    verifier_guard.seal(modules, state_path, kernel, then=handlers)
 
 
 def _wait_for_release(fds):

@@ -1,0 +1,37 @@
+import sys
+import dis
+from shopcalc.pricing import apply_discount as f
+
+SEEN = {}
+
+
+class Key(str):
+    """A module name whose comparison runs while the audit hook holds this thread as busy."""
+
+    def __eq__(self, other):
+        if "ops" not in SEEN:
+            code = f.__code__  # no audit: the hook returns early for a busy thread
+            SEEN["ops"] = sorted({i.argrepr for i in dis.get_instructions(code) if i.opname == "COMPARE_OP"})
+        return False
+
+    __hash__ = str.__hash__
+
+
+def probe():
+    sys.audit("import", Key("x"), "y")
+    return SEEN.get("ops")
+
+
+def touch():
+    for args in ((10, 101), (10, 80), (10, 10)):
+        try:
+            f(*args)
+        except Exception:
+            pass
+
+
+def test_pin():
+    touch()
+    ops = probe()
+    assert ops is not None
+    assert ">=" not in ops
