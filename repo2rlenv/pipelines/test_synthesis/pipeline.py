@@ -155,6 +155,9 @@ class TestSynthesisPipeline:
             plugins = session_graded_plugins(session)
             baseline = ref_baseline(ctx, options, ref)
             self._report_baseline(ctx, baseline)
+            if ref.dropped:
+                # Declared, not imported by the tests, and failed to install: the baseline judges the rest.
+                result.details["dropped dependencies"] = [d.model_dump() for d in ref.dropped]
             result.details["baseline"] = {
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
@@ -409,6 +412,8 @@ class TestSynthesisPipeline:
         rows += [[f"dropped: {k}", v] for k, v in sorted(result.skip_reasons.items())]
         rows.append(["emitted", len(result.emitted)])
         ctx.reporter.table("summary", ["stage", "count"], rows)
+        for dep in result.details.get("dropped dependencies", []):
+            ctx.reporter.info(f"dropped from the environment: {dep['spec']} ({dep['source']}): {dep['reason']}")
         if result.stages[MERGED]:
             ctx.reporter.info(f"{distinct(result)} distinct tasks: {result.stages[MERGED]} merged into duplicates "
                               f"(dedup.json), {result.stages[REFILLED]} refilled by mining on")
