@@ -1,9 +1,9 @@
 """Which declared test dependencies the suite actually imports, read statically (issue 34, item 2).
 
 A dev or test requirement list mixes what the tests import with what a maintainer also runs (benchmarks,
-profilers, notebooks). The ones the test files and conftests import — and pytest plugins, which are found
-elsewhere (`plugins.py`) — are installed with the project, where a failure fails the environment; every
-other one is installed on its own and dropped with pip's reason when it fails, so one benchmark-only
+profilers, notebooks). The package's own (its runtime requirements file), the ones the test files and
+conftests import, and pytest and its plugins are installed with the project, where a failure fails the
+environment; every other one is installed on its own and dropped with pip's reason when it fails, so one benchmark-only
 package with a C extension no longer stops the image from building. The baseline then shows whether what
 is left is enough.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from repo2rlenv.discovery.plugins import test_files
 from repo2rlenv.discovery.project import normalize_name
 from repo2rlenv.discovery.requirements import Dep, requirement_name
+from repo2rlenv.discovery.testdeps import RUNTIME_FILES
 
 # Test files larger than this are not parsed (generated data, not imports).
 _MAX_BYTES = 1_000_000
@@ -53,11 +54,17 @@ def _runs_without_import(dist: str) -> bool:
     return normalize_name(dist).startswith("pytest")
 
 
+def _runtime(dep: Dep) -> bool:
+    """A line of the project's runtime requirements file (or a file it includes): the package's own
+    dependency, which its code imports whether or not a test file names it."""
+    return dep.source.split(" → ", 1)[0] in RUNTIME_FILES
+
+
 def split_by_use(requirements: list[Dep], imported: set[str]) -> tuple[list[Dep], list[Dep]]:
     """(the requirements the suite uses, the others), each in declared order."""
     lowered = {name.lower() for name in imported}
     used, other = [], []
     for dep in requirements:
         name = requirement_name(dep.spec)
-        (used if _runs_without_import(name) or _import_forms(name) & lowered else other).append(dep)
+        (used if _runtime(dep) or _runs_without_import(name) or _import_forms(name) & lowered else other).append(dep)
     return used, other

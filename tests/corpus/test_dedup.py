@@ -142,8 +142,9 @@ def test_max_tasks_counts_distinct_tasks_so_a_later_repo_refills_a_merge(tmp_pat
         def submit(self, job, limit):
             budgets[job.name] = limit
             for task_id, diff, siblings in tasks[job.name]:
-                make_task(job.config.out, task_id, diff=diff, siblings=siblings,
-                          oracle=f"def test_{task_id.replace('-', '_')}():\n    assert 1\n", function=f"{job.name}.py::f")
+                oracle = f"def test_{task_id.replace('-', '_')}():\n    assert 1\n"
+                make_task(job.config.out, task_id, diff=diff, siblings=siblings, oracle=oracle,
+                          function=f"{job.name}.py::f")
             merge_duplicates(DatasetPaths(job.config.out))
             self.jobs[job.name] = job
 

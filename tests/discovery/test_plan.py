@@ -146,3 +146,9 @@ def test_a_declared_dependency_the_tests_do_not_import_is_installed_on_its_own(w
     (step,) = [s for s in install_steps(plan, "/py") if s[-1] == "pyperf"]
     assert step[:2] == ["/py", "-c"]
     assert "optional dependency" in dict(plan.describe())
+
+
+def test_the_projects_runtime_requirements_are_never_optional(write_tree):
+    plan = plan_install(write_tree({"requirements.txt": "attrs\n", "requirements-test.txt": "pyperf\n",
+                                    "test_x.py": ""}))
+    assert plan.pip_installs[0] == ["attrs"] and [d.spec for d in plan.optional_requirements] == ["pyperf"]
