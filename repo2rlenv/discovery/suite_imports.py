@@ -13,30 +13,18 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from repo2rlenv.discovery.plugins import test_files
+from repo2rlenv.discovery.plugins import imported_tops, parse_test_file, test_files
 from repo2rlenv.discovery.project import normalize_name
 from repo2rlenv.discovery.requirements import Dep, requirement_name
 from repo2rlenv.discovery.testdeps import RUNTIME_FILES
-
-# Test files larger than this are not parsed (generated data, not imports).
-_MAX_BYTES = 1_000_000
-
 
 def imported_names(root: Path) -> set[str]:
     """Top-level module names the test files and conftests import (absolute imports only)."""
     names: set[str] = set()
     for path in test_files(root):
-        try:
-            if path.stat().st_size > _MAX_BYTES:
-                continue
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module.split(".")[0])
+        tree = parse_test_file(path)
+        if tree is not None:
+            names.update(top for node in ast.walk(tree) for top in imported_tops(node))
     return names
 
 
