@@ -23,6 +23,8 @@ GRADING_NAMES = ("task.toml", "broken_patch.diff", "verifier_config.json", "veri
 # Text shorter than this is too common to mean a leak when found (as the emit-time audit's rule).
 MIN_NEEDLE = leaks.MIN_CHANGED_TEXT
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+# How many of the oracle's longest lines are searched for.
+ORACLE_NEEDLES = 12
 # Files under environment/ larger than this are not searched for text (data files, wheels).
 _MAX_SEARCHED_BYTES = 2_000_000
 
@@ -82,9 +84,10 @@ def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
     if oracle.is_file():
         candidates = {line.strip() for line in oracle.read_text().splitlines()
                       if len(line.strip()) >= 2 * MIN_NEEDLE and not line.strip().startswith(("#", "import", "from"))}
-        # The longest lines are the oracle's own (inputs and expected values); a few are enough.
+        # The longest lines are the oracle's own (inputs and expected values). More than a few are kept: the
+        # image check discounts lines installed libraries also hold, and what is left must still say something.
         oracle_lines = sorted(c for c in candidates if c not in a_lines)
-        oracle_lines = sorted(oracle_lines, key=lambda s: (-len(s), s))[:5]
+        oracle_lines = sorted(oracle_lines, key=lambda s: (-len(s), s))[:ORACLE_NEEDLES]
     return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs)
 
 

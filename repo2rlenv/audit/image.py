@@ -32,7 +32,8 @@ def probe_source() -> str:
 
 
 def findings(probe: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """What the probe's answer shows: (leaks into the image, problems of its git history)."""
+    """What the probe's answer shows: (leaks into the image, problems of its git history). Needles the
+    probe found common (held by installed files it could vouch for) are already left out of `holding`."""
     leaked = [f"{path} (a grading file's name)" for path in probe["named"]]
     leaked += [f"{path} holds {needle!r}" for path, needle in probe["holding"]]
     if not probe["target_is_a"]:
@@ -62,6 +63,8 @@ def check_image(client: Any, task: TaskPaths, hidden: Hidden, target: str, targe
         reason = (res.stderr.strip().splitlines() or [f"exit {res.exit_code}"])[-1]
         return [Check(name="image", verdict="skipped", found=[f"the probe failed in the image: {reason}"]),
                 Check(name="history", verdict="skipped", found=["the probe failed"])]
-    leaked, history = findings(json.loads(res.stdout))
-    return [Check(name="image", verdict="problem" if leaked else "ok", found=leaked),
+    probe = json.loads(res.stdout)
+    leaked, history = findings(probe)
+    common = [f"{needle!r} (also in {path})" for path, needle in probe.get("common", [])]
+    return [Check(name="image", verdict="problem" if leaked else "ok", found=leaked, common=common),
             Check(name="history", verdict="problem" if history else "ok", found=history)]

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.dataset.dedup import Merge
 
-# History: 1 = first version.
-AUDIT_SCHEMA_VERSION = 1
+# History: 1 = first version; 2 = a check's `common` (hidden text that installed files also hold, not a leak).
+AUDIT_SCHEMA_VERSION = 2
 
 Verdict = Literal["ok", "problem", "skipped"]
 
@@ -22,6 +22,10 @@ class Check(BaseModel):
     name: str
     verdict: Verdict
     found: list[str] = Field(default_factory=list)
+    common: list[str] = Field(
+        default_factory=list,
+        description="Lines of B or the oracle that files the task did not bring also hold (a package manifest "
+                    "vouches for them, e.g. the stdlib or an installed library): common text, so not a leak.")
 
 
 class TaskEntry(BaseModel):

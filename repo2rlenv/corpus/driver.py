@@ -1,9 +1,10 @@
 """The corpus driver: hands repos to an executor in list order, publishes each finished repo's tasks, and
 keeps the journal that lets a killed run continue.
 
-Budgets. Each repo has its task limit (`limit`, per line or from the run's options). `max_tasks` bounds
-the dataset: a repo is started with the budget left (the global limit, less the tasks of finished repos
-and the budgets of running ones), never more than its own limit; a repo that ends short gives the rest
+Budgets. Each repo has its task limit (`limit`, per line or from the run's options), counted after its
+run merged duplicates. `max_tasks` bounds the dataset: a repo is started with the budget left (the global
+limit, less the distinct tasks of finished repos — a task merged into a duplicate takes no budget — and
+the budgets of running ones), never more than its own limit; a repo that ends short gives the rest
 back to the repos after it. Budgets are journalled when a repo starts, so a rerun gives an unfinished
 repo the same one. On one worker the result does not depend on timing; on several, which repos get
 budget a short repo gave back can.
@@ -114,7 +115,8 @@ class _Run:
         own = self.plan.limits[name]
         if self.plan.max_tasks is None:
             return own
-        used = sum(len(o.emitted) for o in self.finished.values()) + sum(self.running.values())
+        # A finished repo's tasks merged into duplicates take no budget: the repos after it refill them.
+        used = sum(self.distinct(o) for o in self.finished.values()) + sum(self.running.values())
         return max(0, min(own, self.plan.max_tasks - used))
 
     def kept(self, entry: RepoEntry) -> RepoOutcome | None:
@@ -125,7 +127,7 @@ class _Run:
         out = rec.outcome
         if out.status == "failed" and self.plan.retry_failed:
             return None
-        if out.status == "done" and out.limit is not None and len(out.emitted) >= out.limit \
+        if out.status == "done" and out.limit is not None and self.distinct(out) >= out.limit \
                 and self.budget(entry.name) > out.limit:
             return None  # it used its whole budget and may give more
         return out
@@ -195,6 +197,10 @@ class _Run:
             self.board.ended(self.finished[entry.name])
         write_manifest(self.dataset)
         return self.write_summary()
+
+    def distinct(self, outcome: RepoOutcome) -> int:
+        """The repo's tasks still in the dataset: emitted, less those merged (by its run or across repos)."""
+        return len(outcome.emitted) - len(self.merged_of(outcome))
 
     def merged_of(self, outcome: RepoOutcome) -> dict[str, str]:
         """The repo's tasks merged into a duplicate (by its own run, or across the dataset) → the id kept."""

@@ -18,6 +18,7 @@ from repo2rlenv.discovery.backend import VersionSource, detect_version_source
 from repo2rlenv.discovery.plugins import discover_plugins
 from repo2rlenv.discovery.project import Project, dig, normalize_name
 from repo2rlenv.discovery.python import choose_python
+from repo2rlenv.discovery.suite_imports import imported_names, split_by_use
 from repo2rlenv.discovery.requirements import Dep, Dropped, applies_here, requirement_name
 from repo2rlenv.discovery.testdeps import discover_test_deps
 from repo2rlenv.discovery.version import choose_version
@@ -47,6 +48,9 @@ class InstallPlan(BaseModel):
     version_origin: str = Field("", description="Where `version` came from.")
     extras: list[Dep] = Field(default_factory=list, description="Extras of the editable install.")
     test_requirements: list[Dep] = Field(default_factory=list, description="Requirements installed beside it.")
+    optional_requirements: list[Dep] = Field(
+        default_factory=list, description="Declared test/dev requirements the test files do not import: each "
+        "installed on its own after the rest, and dropped with pip's reason when it fails (OPTIONAL_DROPS).")
     plugins: list[Dep] = Field(default_factory=list, description="Undeclared plugins the suite needs.")
     dropped: list[Dropped] = Field(default_factory=list, description="Declared lines left out, with reasons.")
     base_image: str = Field("repo2rlenv-base:bookworm", description="The image the environment starts FROM.")
@@ -72,6 +76,8 @@ class InstallPlan(BaseModel):
     def environment_inputs(self) -> str:
         """Everything in the plan that changes the built environment, as canonical text (for keys)."""
         inputs = {"pip": self.pip_installs, "env": self.build_env, "git_tag": self.git_tag, "image": self.base_image}
+        if self.optional_requirements:
+            inputs["optional"] = [d.spec for d in self.optional_requirements]
         # Only when set: plans made before these facts existed keep their keys (and their cached images).
         if self.compiles:
             inputs["compiler"] = True
@@ -104,6 +110,8 @@ class InstallPlan(BaseModel):
                          f"— {self.compiles}"))
         rows += [("extra", f".[{d.spec}] — {d.source}") for d in self.extras]
         rows += [("test dependency", f"{d.spec} — {d.source}") for d in self.test_requirements]
+        rows += [("optional dependency", f"{d.spec} — {d.source}; not imported by the tests, installed on its own "
+                  "and dropped if it fails") for d in self.optional_requirements]
         rows += [("plugin", f"{d.spec} — {d.source}") for d in self.plugins]
         rows += [("dropped", f"{d.spec} — {d.source}: {d.reason}") for d in self.dropped]
         rows.append(("import roots", ", ".join(r or "." for r in self.import_roots)))
@@ -186,7 +194,8 @@ def plan_install(root: Path, *, version_hint: str | None = None, base_image: str
         declared.add(normalize_name(project.name))
     plugins = discover_plugins(project, declared | {"pytest", "coverage"})
 
-    specs = [d.spec for d in deps.requirements] + [d.spec for d in plugins]
+    used, optional = split_by_use(deps.requirements, imported_names(root))
+    specs = [d.spec for d in used] + [d.spec for d in plugins]
     installs: list[list[str]] = []
     first: list[str] = []
     if installs_project:
@@ -203,7 +212,8 @@ def plan_install(root: Path, *, version_hint: str | None = None, base_image: str
     return InstallPlan(
         pip_installs=installs, import_roots=detect_import_roots(root), installs_project=installs_project,
         dependency_files=files, project_name=project.name, version_source=source, version=version,
-        version_origin=origin, extras=deps.extras, test_requirements=deps.requirements, plugins=plugins,
+        version_origin=origin, extras=deps.extras, test_requirements=used, plugins=plugins,
+        optional_requirements=optional,
         dropped=deps.dropped, base_image=choice.image, python=choice.python, python_reason=choice.reason,
         requires_python=project.requires_python[0] if project.requires_python else None,
         compiles=detect_extensions(project) if installs_project else None,
@@ -221,6 +231,20 @@ def _runtime_names(project: Project) -> list[str]:
     return names + [n for n in poetry if n != "python"] if isinstance(poetry, dict) else names
 
 
+# Where an environment records the optional requirements it could not install (under the venv's prefix:
+# outside the workspace, so the snapshot and the task's repo copy never see it).
+OPTIONAL_DROPS = "r2e-dropped.jsonl"
+# One line (a Dockerfile RUN and a local step run it alike): pip installs argv[1]; on failure, the first
+# error line pip printed is appended to OPTIONAL_DROPS as {"spec", "reason"} and the step still succeeds.
+_OPTIONAL_INSTALL = (
+    "import json, pathlib, subprocess, sys; "
+    "r = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', sys.argv[1]], capture_output=True, text=True); "
+    "e = [l.strip() for l in r.stderr.splitlines() if l.strip()]; "
+    "r.returncode and open(pathlib.Path(sys.prefix, '" + OPTIONAL_DROPS + "'), 'a').write(json.dumps("
+    "{'spec': sys.argv[1], 'reason': ([l for l in e if l.lower().startswith('error')] or e "
+    "or ['pip exited %d' % r.returncode])[0][:300]}) + chr(10))")
+
+
 def install_steps(plan: InstallPlan, python: str) -> list[list[str]]:
     """The argv of each step that installs `plan` with `python`, run in the snapshot's directory with
     `plan.build_env` set (the Docker images and the local venv run exactly these)."""
@@ -232,6 +256,7 @@ def install_steps(plan: InstallPlan, python: str) -> list[list[str]]:
     for rel, text in sorted(plan.install_files.items()):
         steps.append([python, "-c", f"import pathlib; pathlib.Path({rel!r}).write_text({text!r})"])
     steps += [[python, "-m", "pip", "install", "-q", *args] for args in plan.pip_installs]
+    steps += [[python, "-c", _OPTIONAL_INSTALL, d.spec] for d in plan.optional_requirements]
     if plan.install_files:
         steps.append(["rm", "-f", *sorted(plan.install_files)])  # the sessions see the snapshot alone
     if plan.git_tag:

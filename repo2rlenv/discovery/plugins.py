@@ -112,24 +112,33 @@ def _local_modules(root: Path) -> set[str]:
     return names
 
 
-def _scan(path: Path, rel: str) -> Iterator[tuple[str, str]]:
-    """(distribution, why) for every table hit in one test file."""
+def parse_test_file(path: Path) -> ast.Module | None:
+    """A test file's syntax tree, or None when it is too large or does not parse."""
     try:
         if path.stat().st_size > _MAX_BYTES:
-            return
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            return None
+        return ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def imported_tops(node: ast.AST) -> list[str]:
+    """The top-level module names an `import` or absolute `from … import` node names (else none)."""
+    if isinstance(node, ast.Import):
+        return [alias.name.split(".")[0] for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return [node.module.split(".")[0]]
+    return []
+
+
+def _scan(path: Path, rel: str) -> Iterator[tuple[str, str]]:
+    """(distribution, why) for every table hit in one test file."""
+    tree = parse_test_file(path)
+    if tree is None:
         return
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                if top in IMPORTS:
-                    yield IMPORTS[top], f"{rel} imports {top}"
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            top = node.module.split(".")[0]
-            if top in IMPORTS:
-                yield IMPORTS[top], f"{rel} imports {top}"
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield from ((IMPORTS[top], f"{rel} imports {top}") for top in imported_tops(node) if top in IMPORTS)
         elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins"
                                                   for t in node.targets):
             try:

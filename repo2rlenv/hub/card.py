@@ -47,6 +47,9 @@ class CardStats(BaseModel):
     per_oracle_inputs: dict[str, int] = Field(
         default_factory=dict, description="Where the reference tests' inputs came from (unknown: older tasks).")
     licenses: dict[str, str] = Field(description="Source repository → the Hub license id (or unknown).")
+    dropped_dependencies: dict[str, list[str]] = Field(
+        default_factory=dict, description="Run → optional test/dev dependencies its environment could not "
+        "install (not imported by the tests), each with pip's reason.")
 
     @property
     def pass_rate(self) -> float:
@@ -96,6 +99,15 @@ def _table(header: str, counts: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+def _dropped_section(stats: CardStats) -> str:
+    """Declared dependencies left out of the environments, when any were (nothing otherwise)."""
+    if not stats.dropped_dependencies:
+        return ""
+    rows = "\n".join(f"- `{run}`: {dep}" for run, deps in stats.dropped_dependencies.items() for dep in deps)
+    return ("\nDeclared development dependencies that the tests do not import and that failed to install were "
+            "left out of the task environments (the suite passed without them):\n\n" + rows + "\n")
+
+
 def render_card(stats: CardStats, target: PublishTarget) -> str:
     """The full README.md text."""
     name, version = target.dataset_name, target.version
@@ -137,7 +149,7 @@ types (recorded calls of the repository's tests, perturbations within a type, or
 Licenses of the source repositories (the tasks contain a copy of each):
 
 {license_lines}
-
+{_dropped_section(stats)}
 ## Files
 
 - `tasks/<task_id>/`: the Harbor task directories (`task.toml`, `instruction.md`, `environment/`,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv import atomic
 from repo2rlenv.errors import UserError
 from repo2rlenv.hub.card import CardStats, compute_stats, render_card
+from repo2rlenv.hub.dropped import dropped_dependencies
 from repo2rlenv.hub.layout import PublishedPaths, list_files
 from repo2rlenv.hub.registry import PublishTarget, registry_entries, registry_json
 from repo2rlenv.hub.source import LocalDataset, open_dataset
@@ -45,7 +46,8 @@ def build_folder(dataset: LocalDataset, dest: Path, target: PublishTarget) -> Ex
     # Rows are derived from the copied trees, so the published manifest describes exactly these files.
     write_manifest(out)
     write_table([table_row(task) for task in dataset.tasks], out.table)
-    stats = compute_stats(dataset.tasks)
+    stats = compute_stats(dataset.tasks).model_copy(
+        update={"dropped_dependencies": dropped_dependencies(dataset.paths.root)})
     description = f"{stats.tasks} repo2rlenv test_synthesis tasks: write the tests that catch a hidden change"
     task_dirs = [out.task(t.task_id).root.relative_to(dest).as_posix() for t in dataset.tasks]
     atomic.write_text(out.registry, registry_json(registry_entries(target, task_dirs, description)))

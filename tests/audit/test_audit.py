@@ -54,6 +54,42 @@ def test_a_generated_dataset_passes_every_check(dataset):
     assert (dataset / "browser.html").is_file()
 
 
+_LONGEST_LINE = r'''
+import inspect, _pytest.raises as r
+def longest(mod):
+    lines = [l.strip() for l in open(mod.__file__).read().splitlines()]
+    return max((l for l in lines if '"' * 3 not in l and chr(92) not in l
+                and not l.startswith(("#", "import", "from"))), key=len)
+print(longest(inspect)); print(longest(r))
+'''
+
+
+def _base_lines(task) -> list[str]:
+    """The longest line of the stdlib's inspect.py and of pytest's raises.py in the task's base image."""
+    base = next(line.split()[1] for line in task.dockerfile.read_text().splitlines() if line.startswith("FROM"))
+    res = subprocess.run(["docker", "run", "--rm", "--network", "none", base, "python3", "-c", _LONGEST_LINE],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return res.stdout.splitlines()
+
+
+def test_oracle_lines_that_installed_files_also_hold_are_no_leak(dataset):
+    """Issue 34, item 5: an oracle line that the stdlib's inspect.py and pytest's raises.py hold verbatim is
+    common text, not a leak; the audit names it under `common` and stays clean."""
+    paths = DatasetPaths(dataset)
+    task = paths.task(paths.task_ids()[0])
+    shared = _base_lines(task)
+    oracle = task.solution / Path(_meta(task)["test_path"]).name
+    oracle.write_text(oracle.read_text() + '\n_SHARED = """\n' + "\n".join(shared) + '\n"""\n')
+    assert set(shared) <= set(hidden_of(task, _meta(task)["test_path"]).oracle_lines)
+    res = _audit(dataset)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    report = json.loads((dataset / "audit.json").read_text())
+    image = next(c for t in report["tasks"] if t["task_id"] == task.root.name for c in t["checks"]
+                 if c["name"] == "image")
+    assert image["verdict"] == "ok"
+    assert any("inspect.py" in c for c in image["common"]) and any("raises.py" in c for c in image["common"])
+
+
 def test_each_leak_is_found_by_its_own_check(dataset):
     paths = DatasetPaths(dataset)
     first, second = paths.task_ids()
@@ -92,6 +128,21 @@ def test_each_leak_is_found_by_its_own_check(dataset):
     assert any("objects stored" in f or "unreachable" in f for f in found_two["history"])
     # The browser marks both tasks.
     assert (dataset / "browser.html").read_text().count('"problems": []') == 0
+
+
+def test_a_leak_into_an_installed_library_file_is_still_found(dataset):
+    """Installed files vouch for common text only while they hold what their package manifest says: the
+    oracle's line appended to pytest's own raises.py is a leak (its RECORD hash no longer matches)."""
+    paths = DatasetPaths(dataset)
+    task = paths.task(paths.task_ids()[1])
+    needle = hidden_of(task, _meta(task)["test_path"]).oracle_lines[0]
+    encoded = base64.b64encode(("\n# " + needle + "\n").encode()).decode()
+    target = "$(python3 -c 'import _pytest.raises as r; print(r.__file__)')"
+    task.dockerfile.write_text(task.dockerfile.read_text() + f"RUN echo {encoded} | base64 -d >> {target}\n")
+    res = _audit(dataset)
+    assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-3000:]
+    image = _checks(dataset)[task.root.name]["image"]
+    assert len(image) == 1 and image[0].endswith(f"/site-packages/_pytest/raises.py holds {needle!r}"), image
 
 
 def test_a_context_holding_b_instead_of_a_is_found(dataset):

@@ -122,3 +122,41 @@ def test_tasks_a_repo_merged_itself_are_not_missing(tmp_path, make_task):
     assert repo.error is None and repo.emitted == ["d-ts-1", "d-ts-2"]
     assert repo.merged == {"d-ts-2": "d-ts-1"} and summary.totals.merged == 1
     assert DatasetPaths(out).task_ids() == ["d-ts-1"]
+
+
+def test_max_tasks_counts_distinct_tasks_so_a_later_repo_refills_a_merge(tmp_path, make_task):
+    """Issue 34, item 6: a repo whose run merged one of its two tasks used one place of `--max-tasks 2`,
+    so the next repo starts with the place the merge freed (before, it was never run)."""
+    from repo2rlenv.dataset.dedup import merge_duplicates
+
+    out = tmp_path / "out"
+    for name in ("d", "e"):
+        (tmp_path / name).mkdir()
+    first, second = RepoEntry(spec=str(tmp_path / "d")), RepoEntry(spec=str(tmp_path / "e"))
+    plan = plan_corpus(GenerateConfig(repo="x", out=out, pipeline_opts={"strategy": "mutation"}), [first, second],
+                       max_tasks=2)
+    tasks = {first.name: [("d-ts-1", B1, [B2, B3]), ("d-ts-2", B2, [B1])], second.name: [("e-ts-1", B3, [])]}
+    budgets = {}
+
+    class InTurn(ScriptedExecutor):
+        def submit(self, job, limit):
+            budgets[job.name] = limit
+            for task_id, diff, siblings in tasks[job.name]:
+                oracle = f"def test_{task_id.replace('-', '_')}():\n    assert 1\n"
+                make_task(job.config.out, task_id, diff=diff, siblings=siblings, oracle=oracle,
+                          function=f"{job.name}.py::f")
+            merge_duplicates(DatasetPaths(job.config.out))
+            self.jobs[job.name] = job
+
+        def poll(self, timeout):
+            done = [Finished(job, RepoOutcome(name=name, repo=job.config.repo, status="done", stage_reached="done",
+                                              limit=budgets[name], emitted=[t for t, _, _ in tasks[name]]))
+                    for name, job in self.jobs.items()]
+            self.jobs = {}
+            return done
+
+    summary = run_corpus(plan, lambda root: InTurn(root, tasks, [], make_task), Reporter(quiet=True))
+    assert budgets == {first.name: 2, second.name: 1}
+    assert [r.status for r in summary.repos] == ["done", "done"]
+    assert summary.totals.emitted == 3 and summary.totals.merged == 1
+    assert DatasetPaths(out).task_ids() == ["d-ts-1", "e-ts-1"]

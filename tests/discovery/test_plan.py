@@ -11,7 +11,8 @@ HATCH = ('[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend =
 
 
 def test_one_install_of_the_project_with_its_extras_deps_and_plugins(write_tree):
-    root = write_tree({"pyproject.toml": HATCH, "tests/test_a.py": "import hypothesis\n", "src/hv/__init__.py": ""})
+    root = write_tree({"pyproject.toml": HATCH, "tests/test_a.py": "import hypothesis\nfrom freezegun import api\n",
+                       "src/hv/__init__.py": ""})
     plan = plan_install(root, version_hint="1.2.3")
     assert plan.pip_installs == [["-e", ".[test]", "freezegun", "hypothesis"], list(TOOL_REQUIREMENTS)]
     assert plan.build_env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "1.2.3", "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_HV": "1.2.3"}
@@ -48,7 +49,7 @@ def test_no_image_satisfies_requires_python_so_pip_is_told_to_ignore_it(write_tr
 
 
 def test_a_tree_that_is_not_a_package_installs_only_its_requirements(write_tree):
-    plan = plan_install(write_tree({"requirements-test.txt": "pytest\nsix\n", "test_x.py": ""}))
+    plan = plan_install(write_tree({"requirements-test.txt": "pytest\nsix\n", "test_x.py": "import six\n"}))
     assert not plan.installs_project and plan.version_source is None
     assert plan.pip_installs == [["pytest", "six"], list(TOOL_REQUIREMENTS)]
     assert dict(plan.describe())["project"].startswith("not installable")
@@ -129,3 +130,25 @@ def test_a_license_text_a_build_plugin_would_download_is_written_for_the_install
     assert plan_install(root).install_files == {}
     plain = write_tree({"pyproject.toml": pyproject.replace(', "coherent.licensed"', ""), "jk/__init__.py": ""})
     assert plan_install(plain).install_files == {} and "install file" not in dict(plan_install(plain).describe())
+
+
+def test_a_declared_dependency_the_tests_do_not_import_is_installed_on_its_own(write_tree):
+    """Issue 34, item 2: what the test files import is installed with the project (its failure fails the
+    environment); every other declared test/dev dependency is its own step that survives a failure."""
+    pyproject = HATCH.replace('test = ["freezegun", "-e ../elsewhere"]',
+                              'test = ["freezegun", "pyperf", "pytest-timeout", "python-dateutil"]')
+    root = write_tree({"pyproject.toml": pyproject, "src/hv/__init__.py": "",
+                       "tests/test_a.py": "from freezegun import freeze_time\nimport dateutil.parser\n"})
+    plan = plan_install(root, version_hint="1.2.3")
+    # pytest plugins load by entry point, never by an import: they count as used.
+    assert plan.pip_installs[0] == ["-e", ".[test]", "freezegun", "pytest-timeout", "python-dateutil"]
+    assert [d.spec for d in plan.optional_requirements] == ["pyperf"]
+    (step,) = [s for s in install_steps(plan, "/py") if s[-1] == "pyperf"]
+    assert step[:2] == ["/py", "-c"]
+    assert "optional dependency" in dict(plan.describe())
+
+
+def test_the_projects_runtime_requirements_are_never_optional(write_tree):
+    plan = plan_install(write_tree({"requirements.txt": "attrs\n", "requirements-test.txt": "pyperf\n",
+                                    "test_x.py": ""}))
+    assert plan.pip_installs[0] == ["attrs"] and [d.spec for d in plan.optional_requirements] == ["pyperf"]

@@ -22,6 +22,8 @@ def test_sandbox_and_task_images_install_the_same_way(tmp_path):
         '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
         '[project]\nname = "hv"\ndynamic = ["version"]\n[tool.hatch.version]\nsource = "vcs"\n'
         '[dependency-groups]\ntest = ["freezegun"]\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("import freezegun\n")
     plan = plan_install(tmp_path, version_hint="1.2.3")
     sandbox, task = render_dockerfile(plan.base_image, plan), render_task_dockerfile(plan.base_image, plan)
     assert _section(sandbox) == _section(task)

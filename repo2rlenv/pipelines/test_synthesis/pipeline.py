@@ -1,7 +1,9 @@
 """The test_synthesis pipeline driver: snapshot → sandbox → baseline → mine → gate → oracle → emit.
 
-Candidates are processed lazily in the miner's order until `limit` tasks are emitted, so the limit
-bounds emitted tasks, not candidates tried. Every candidate's fate lands in `candidates.jsonl`.
+Candidates are processed lazily in the miner's order until `limit` distinct tasks exist, so the limit
+bounds tasks, not candidates tried. Duplicates (dataset/dedup.py) are merged as each task is emitted, so
+a merge frees its place and the run goes on mining to refill it (issue 34, item 6). Every candidate's
+fate lands in `candidates.jsonl`.
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ def _oracle_inputs(dataset: DatasetPaths, task_ids: list[str]) -> dict[str, int]
     return dict(counts)
 
 
+def _emitted_function(ctx: RunContext, task_id: str) -> str | None:
+    """A published task's touched function (path::qualname, as `FunctionRecord.key` spells it)."""
+    task = DatasetPaths(ctx.out_dir).task(task_id)
+    if not task.task_toml.is_file():
+        return None
+    return task.config().metadata.repo2env.test_synthesis.touched_function
+
+
+MERGED = "merged into duplicates"
+REFILLED = "refilled after merges"
+
+
+def distinct(result: PipelineResult) -> int:
+    """Tasks that count toward `limit`: those emitted, less those merged into a duplicate."""
+    return len(result.emitted) - result.stages[MERGED]
+
+
 def _siblings_index(candidates: list[Candidate]):
     """`siblings_of(cand)`: the other candidates touching the same function, in try order."""
     by_function: dict[str, list[Candidate]] = {}
@@ -81,6 +100,7 @@ class _Decisions:
     journal: Journal[Candidate]
     decided: dict[str, Candidate]
     existing: set[str]
+    merged: set[str] = field(default_factory=set)
     per_function: Counter[str] = field(default_factory=Counter)
 
     @classmethod
@@ -94,12 +114,12 @@ class _Decisions:
                                               "candidate_id")
         # A task merged into a duplicate was emitted and decided: a rerun counts it, and does not remake it.
         merged = set(load_report(dataset).by_task)
-        return cls(journal=journal, decided=journal.load(), existing=set(dataset.task_ids()) | merged)
+        return cls(journal=journal, decided=journal.load(), existing=set(dataset.task_ids()) | merged, merged=merged)
 
     def fresh_share(self) -> "_Decisions":
         """The same record of earlier runs with a new per-function count (the ref's loop after the
         commits' loop counts its own share, as it always has)."""
-        return _Decisions(journal=self.journal, decided=self.decided, existing=self.existing)
+        return _Decisions(journal=self.journal, decided=self.decided, existing=self.existing, merged=self.merged)
 
 
 class TestSynthesisPipeline:
@@ -131,6 +151,9 @@ class TestSynthesisPipeline:
                          f"in graded runs too; the tasks record it (native_exposed, docs/integrity.md)")
             baseline = ref_baseline(ctx, options, ref)
             self._report_baseline(ctx, baseline)
+            if ref.dropped:
+                # Declared, not imported by the tests, and failed to install: the baseline judges the rest.
+                result.details["dropped dependencies"] = [d.model_dump() for d in ref.dropped]
             result.details["baseline"] = {
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
@@ -158,7 +181,7 @@ class TestSynthesisPipeline:
             processed: list[Candidate] = []
             with closing(judge_at_commits(ctx, options, synth.ctx, baseline, pairs, result)) as commits:
                 for work in commits:
-                    if len(result.emitted) >= options.limit:
+                    if distinct(result) >= options.limit:
                         break
                     processed += self._process(ctx, options, work.gates, work.synth, work.pairs, result, decisions,
                                                earlier=processed)
@@ -169,7 +192,10 @@ class TestSynthesisPipeline:
             result.details["oracle_inputs"] = _oracle_inputs(DatasetPaths(ctx.out_dir), result.emitted)
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
-            short = advise(result.skip_reasons, emitted=len(result.emitted), wanted=options.limit,
+            # Made beyond the limit: only because merges freed places.
+            if len(result.emitted) > options.limit:
+                result.stages[REFILLED] = min(result.stages[MERGED], len(result.emitted) - options.limit)
+            short = advise(result.skip_reasons, emitted=distinct(result), wanted=options.limit,
                            candidates=result.stages.get("candidates"))
             if short is not None:
                 result.details["advice"] = short.model_dump()
@@ -239,12 +265,12 @@ class TestSynthesisPipeline:
         done: list[Candidate] = []
 
         def enough(cand: Candidate) -> bool:
-            return len(result.emitted) >= options.limit or per_function[cand.function.key] >= options.max_per_function
+            return distinct(result) >= options.limit or per_function[cand.function.key] >= options.max_per_function
 
         queue = iter(candidates)
         with ctx.reporter.progress(f"candidates (up to {options.limit} tasks)", total=len(candidates)) as tick:
-            while len(result.emitted) < options.limit:
-                size = min(_MAX_BATCH, max(_MIN_BATCH, _BATCH_PER_TASK * (options.limit - len(result.emitted))))
+            while distinct(result) < options.limit:
+                size = min(_MAX_BATCH, max(_MIN_BATCH, _BATCH_PER_TASK * (options.limit - distinct(result))))
                 batch: list[Candidate] = []
                 for cand in queue:
                     if enough(cand):
@@ -253,7 +279,8 @@ class TestSynthesisPipeline:
                     task_id = task_id_for(ctx.source.slug, task_ref(ctx.commit, options, cand), cand)
                     prev = decided.get(cand.candidate_id)
                     if task_id in existing or (prev is not None and prev.status == "dropped"):
-                        done.append(self._resume(cand, prev, task_id in existing, task_id, result, per_function))
+                        done.append(self._resume(cand, prev, task_id in existing, task_id, result, per_function,
+                                                 merged=task_id in decisions.merged))
                         tick(f"{cand.function.qualname}: decided in an earlier run")
                         continue
                     batch.append(cand)
@@ -278,22 +305,42 @@ class TestSynthesisPipeline:
                     done.append(cand)
                     with ctx.reporter.in_stage("synthesis"):
                         self._decide(cand, options, synth, result, per_function, tick)
+                    if cand.status == "emitted":
+                        self._merge_new(ctx, result, decisions, tick)
                     journal.append(cand)
         return done
 
     def _resume(self, cand: Candidate, prev: Candidate | None, published: bool, task_id: str,
-                result: PipelineResult, per_function: Counter[str]) -> Candidate:
+                result: PipelineResult, per_function: Counter[str], *, merged: bool = False) -> Candidate:
         """A rerun: reuse the decision an earlier run made (its task published completely, or the
-        candidate dropped for a recorded reason) instead of redoing the work."""
+        candidate dropped for a recorded reason) instead of redoing the work. A task an earlier run merged
+        into a duplicate was made (it is not remade) but takes no place under the limit."""
         cand = prev if prev is not None else cand
         result.stages["resumed"] += 1
         if published:
             cand.status, cand.task_id = "emitted", task_id
             result.emitted.append(task_id)
-            per_function[cand.function.key] += 1
+            if merged:
+                result.stages[MERGED] += 1
+            else:
+                per_function[cand.function.key] += 1
         else:
             result.skip_reasons[cand.skip_reason or "unknown"] += 1
         return cand
+
+    @staticmethod
+    def _merge_new(ctx: RunContext, result: PipelineResult, decisions: _Decisions, tick: Callable[..., None]) -> None:
+        """Merge duplicates as soon as a task is emitted: a merged task frees its place under `limit` (and
+        its function's share), so the loop goes on to refill it."""
+        report = merge_duplicates(DatasetPaths(ctx.out_dir))
+        new = [m for m in report.merged if m.task_id in result.emitted and m.task_id not in decisions.merged]
+        for merge in new:
+            decisions.merged.add(merge.task_id)
+            result.stages[MERGED] += 1
+            function = _emitted_function(ctx, merge.kept)
+            if function is not None and decisions.per_function[function] > 0:
+                decisions.per_function[function] -= 1
+            tick(f"{merge.task_id}: merged into {merge.kept} ({merge.rule}); mining on to refill it", advance=0)
 
     def _decide(self, cand: Candidate, options: TestSynthesisOptions, synth: _Synth, result: PipelineResult,
                 per_function: Counter[str], tick: Callable[..., None]) -> None:
@@ -318,10 +365,11 @@ class TestSynthesisPipeline:
                        result: PipelineResult) -> None:
         out = ctx.out_dir
         out.mkdir(parents=True, exist_ok=True)
-        # Two tasks of one function can grade the same thing (dataset/dedup.py): one of them stays.
+        # Two tasks of one function can grade the same thing (dataset/dedup.py): one of them stays. The loop
+        # merged as it went; this catches what it could not see (tasks of other runs in the same folder).
         merged = set(merge_duplicates(DatasetPaths(out)).by_task) & set(result.emitted)
         if merged:
-            result.stages["merged into duplicates"] = len(merged)
+            result.stages[MERGED] = len(merged)
         atomic.write_lines(out / "candidates.jsonl", (c.model_dump_json() for c in cands))
         atomic.write_text(out / "baseline.json", baseline.model_dump_json(indent=1))
         atomic.write_text(out / "summary.json", json.dumps(result.to_json(), indent=2, sort_keys=True))
@@ -360,6 +408,11 @@ class TestSynthesisPipeline:
         rows += [[f"dropped: {k}", v] for k, v in sorted(result.skip_reasons.items())]
         rows.append(["emitted", len(result.emitted)])
         ctx.reporter.table("summary", ["stage", "count"], rows)
+        for dep in result.details.get("dropped dependencies", []):
+            ctx.reporter.info(f"dropped from the environment: {dep['spec']} ({dep['source']}): {dep['reason']}")
+        if result.stages[MERGED]:
+            ctx.reporter.info(f"{distinct(result)} distinct tasks: {result.stages[MERGED]} merged into duplicates "
+                              f"(dedup.json), {result.stages[REFILLED]} refilled by mining on")
         places = result.details.get("spread")
         if result.emitted and places:
             ctx.reporter.info("tasks spread over " + ", ".join(f"{n} {name}" for name, n in places.items()))

@@ -7,7 +7,7 @@ stage (`repo2rlenv.errors.classify`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,9 @@ from repo2rlenv.baseline.cache import baseline_key, load_baseline, store_baselin
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
 from repo2rlenv.digest import tree_digest
 from repo2rlenv.pipelines.base import RunContext
+from repo2rlenv.discovery.requirements import Dropped
 from repo2rlenv.sandbox.base import Session
+from repo2rlenv.sandbox.optional_drops import optional_drops
 from repo2rlenv.sources import default_cache_dir, snapshot
 
 
@@ -28,6 +30,7 @@ class RefSetup:
     plan: Any
     session: Session
     runner: SuiteRunner
+    dropped: list[Dropped] = field(default_factory=list)  # optional dependencies the environment could not install, with pip's reason
 
 
 def open_ref(ctx: RunContext) -> RefSetup:
@@ -41,10 +44,14 @@ def open_ref(ctx: RunContext) -> RefSetup:
     session = ctx.sandbox.open()
     try:
         runner = SuiteRunner(session, plan.import_roots)
+        dropped = optional_drops(session, plan) if hasattr(plan, "optional_requirements") else []
     except BaseException:
         session.close()
         raise
-    return RefSetup(a_dir=a_dir, a_digest=tree_digest(a_dir), plan=plan, session=session, runner=runner)
+    for dep in dropped:
+        rep.warn(f"environment: dropped {dep.spec} ({dep.source}): {dep.reason}")
+    return RefSetup(a_dir=a_dir, a_digest=tree_digest(a_dir), plan=plan, session=session, runner=runner,
+                    dropped=dropped)
 
 
 def ref_baseline(ctx: RunContext, options: Any, ref: RefSetup) -> BaselineReport:
