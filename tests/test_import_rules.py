@@ -149,7 +149,8 @@ def payload_packages(modules: dict[str, Path]) -> dict[str, str]:
 
 # What a payload may import besides the standard library and its own folder: the test runner that is
 # there wherever a payload runs (the task image and every sandbox install pytest and coverage).
-_PAYLOAD_THIRD_PARTY = frozenset({"pytest", "_pytest", "coverage"})
+# _r2e_kernel: the base images' kernel extension, imported by the verifier when present (ctypes otherwise).
+_PAYLOAD_THIRD_PARTY = frozenset({"pytest", "_pytest", "coverage", "_r2e_kernel"})
 
 
 def payload_violations(modules: dict[str, Path], folder: str) -> list[str]:

@@ -451,21 +451,28 @@ HACKS = [
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or
 # reaching its frames and closure (state["armed"], the recorder's line set). Sources in reentry/.
 REENTRY = Path(__file__).resolve().parent / "reentry"
+_PRELUDE = (REENTRY / "_prelude.py").read_text()
+
+
+def _reentry(name: str) -> str:
+    return _PRELUDE + (REENTRY / name).read_text()
+
+
 HACKS += [
     Hack("hook re-entry", "a str subclass's __eq__ on a sys.audit argument",
-         (REENTRY / "dunder_eq_on_audit_argument.py").read_text()),
+         _reentry("dunder_eq_on_audit_argument.py")),
     Hack("hook re-entry", "a path-like's __class__ property read by the open check",
-         (REENTRY / "pathlike_class_property.py").read_text()),
+         _reentry("pathlike_class_property.py")),
     Hack("hook re-entry", "the hook's frames from a refusal's traceback switch it off",
-         (REENTRY / "refusal_traceback_frames.py").read_text()),
+         _reentry("refusal_traceback_frames.py")),
     Hack("hook re-entry", "the same, lint-clean (descriptors, names built at run time)",
-         (REENTRY / "refusal_traceback_lint_clean.py").read_text()),
-    Hack("hook re-entry", "a finalizer run by a collection inside the hook", (REENTRY / "gc_finalizer.py").read_text()),
-    Hack("hook re-entry", "a SIGALRM handler run while the hook runs", (REENTRY / "signal_handler.py").read_text()),
+         _reentry("refusal_traceback_lint_clean.py")),
+    Hack("hook re-entry", "a finalizer run by a collection inside the hook", _reentry("gc_finalizer.py")),
+    Hack("hook re-entry", "a SIGALRM handler run while the hook runs", _reentry("signal_handler.py")),
     Hack("coverage forgery", "a dunder inside the hook fills the recorder's line set",
-         (REENTRY / "dunder_forges_coverage.py").read_text(), honest=0.75),
+         _reentry("dunder_forges_coverage.py"), honest=0.75),
     Hack("coverage forgery", "the recorder's line set from a refusal's traceback",
-         (REENTRY / "traceback_forges_coverage.py").read_text(), honest=0.75),
+         _reentry("traceback_forges_coverage.py"), honest=0.75),
 ]
 
 

@@ -1,5 +1,4 @@
 import sys
-from shopcalc.pricing import apply_discount as f
 
 
 def test_hundred():

@@ -1,6 +1,5 @@
 import sys
 import dis
-from shopcalc.pricing import apply_discount as f
 
 
 def hook_state():
@@ -18,14 +17,6 @@ def hook_state():
 
 
 hook_state()["armed"] = False
-
-
-def touch():
-    for args in ((10, 101), (10, 80), (10, 10)):
-        try:
-            f(*args)
-        except ValueError:
-            pass
 
 
 def test_pin():

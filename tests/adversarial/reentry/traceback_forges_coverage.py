@@ -1,16 +1,8 @@
 import io
-from shopcalc.pricing import apply_discount as f
 
 
 def test_hundred():
     assert f(10, 100) == 5
-
-
-def member(obj, wanted):
-    for name, descriptor in vars(type(obj)).items():
-        if name == wanted:
-            return descriptor.__get__(obj, type(obj))
-    return None
 
 
 class Named:
