@@ -303,6 +303,9 @@ GRADED_EXCLUDED_PLUGINS: dict[str, str] = {
     "randomly": "reseeds and reorders; the verifier seeds every run itself (-p no:randomly)",
     "rerunfailures": "a rerun could turn B's failure into a pass",
     "pytest_forked": "runs cases in forked processes the run's guard does not follow",
+    # Its signal method installs a SIGALRM handler per test, which a graded run refuses once the session
+    # starts (verifier_kernel.seal_signal_handlers); the verifier's own case timeout stands in for it.
+    "timeout": "installs a signal handler per test; the verifier times each case itself (case_timeout_sec)",
     **BLOCKED_PLUGINS,
 }
 _LIST_PLUGINS = ("import importlib.metadata as m, json; "

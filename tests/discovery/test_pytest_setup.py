@@ -190,20 +190,20 @@ def test_graded_plugins_are_the_interpreters_entry_points():
     import subprocess
     import sys
 
-    from repo2rlenv.discovery.pytest_setup import graded_plugins
+    from repo2rlenv.discovery.pytest_setup import GRADED_EXCLUDED_PLUGINS, graded_plugins
 
     def run(argv):
         return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
 
     names = {e.name for e in importlib.metadata.entry_points(group="pytest11")}
     assert names, "this interpreter has no pytest plugin to list"
-    assert set(graded_plugins(sys.executable, run)) == names - {"xdist", "pytest_cov", "randomly"}
+    assert set(graded_plugins(sys.executable, run)) == names - set(GRADED_EXCLUDED_PLUGINS)
 
 
 def test_plugins_that_change_runs_are_never_listed():
     from repo2rlenv.discovery.pytest_setup import GRADED_EXCLUDED_PLUGINS, graded_plugins
 
-    out = '["asyncio", "pytest_cov", "pytest_mock", "randomly", "xdist", "xdist.looponfail"]\n'
+    out = '["asyncio", "pytest_cov", "pytest_mock", "randomly", "timeout", "xdist", "xdist.looponfail"]\n'
     assert graded_plugins("python", lambda argv: out) == ["asyncio", "pytest_mock"]
     assert graded_plugins("python", lambda argv: None) == []  # the command failed: nothing, never a guess
     assert all(GRADED_EXCLUDED_PLUGINS.values())

@@ -207,3 +207,28 @@ def test_readable_roots_leave_out_every_denied_tree_and_nothing_else(tmp_path):
     assert not any(denied == r or denied.startswith(r.rstrip("/") + "/") for r in roots)
     assert str(tmp_path / "keep") in roots and str(tmp_path / "file.txt") in roots
     assert "/proc" not in roots and "/etc" in roots and Path("/").as_posix() not in roots
+
+
+def test_after_the_session_starts_no_handler_can_be_installed_and_asyncio_still_runs(make_task):
+    """seal_signal_handlers, in a real graded run: `signal.signal` is refused, `asyncio.run` (which installs
+    a SIGINT handler when SIGINT has the default one) and the case timeout keep working."""
+    submission = """
+import asyncio, signal
+from shopcalc.pricing import apply_discount as f
+
+def test_handler_refused():
+    try:
+        signal.signal(signal.SIGUSR1, lambda *a: None)
+    except PermissionError:
+        return
+    raise AssertionError("a handler was installed")
+
+def test_asyncio_runs():
+    async def twice(x):
+        await asyncio.sleep(0)
+        return 2 * x
+    assert asyncio.run(twice(f(10, 50))) == 10
+"""
+    details = make_task(submission).score(run_lint=False)
+    outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in details["cases"]}
+    assert outcomes == {"test_handler_refused": {"passed"}, "test_asyncio_runs": {"passed"}}, outcomes
