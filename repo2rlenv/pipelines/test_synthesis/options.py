@@ -45,9 +45,10 @@ class TestSynthesisOptions(BaseModel):
     max_lines: int = Field(60, ge=1, description="Most changed lines a mined commit may have.")
     since: str | None = Field(None, description="Only commits after this date (git's date formats).")
     until: str | None = Field(None, description="Only commits before this date.")
-    # First-parent keeps to the mainline's own commits; on merge-based repos (pull requests) the
-    # interesting fixes sit on the side branches, so `false` walks every parent.
-    first_parent: bool = Field(True, description="Walk only first parents of the history (merges skipped either way).")
+    # First-parent walks the mainline, where a merged pull request is one merge commit: it is read as its
+    # change against its first parent (issue 33: on click 407 of 500 entries were merges, all skipped
+    # before). `false` walks the side-branch commits one by one instead, and skips the merges.
+    first_parent: bool = Field(True, description="Walk the mainline, merges read against their first parent; false: every commit, merges skipped.")
     # Issue 4's semantics: A is the commit's own tree and B its source diff reversed, each commit gated in
     # an environment built for its own dependency files (older commits can need older dependencies).
     # `ref` transplants the parent's function into the ref's file instead: one environment for every

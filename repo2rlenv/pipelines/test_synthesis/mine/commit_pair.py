@@ -1,6 +1,11 @@
 """The commit_pair miner: real commits that changed package source and no test, as broken/fixed pairs.
 
-History is walked back from the ref (first parent, merges skipped). A commit C is a candidate when it
+History is walked back from the ref in units (issue 33). On the first-parent walk (the default) a unit is
+one mainline entry: a commit, or a merge commit taken as its change against its first parent, which is
+how a pull request lands on a merge-based repo (its side-branch commits are never walked, so nothing is
+counted twice); squash-merged and rebased histories have no merges and every unit is a plain commit. With
+`first_parent=false` every commit is walked and merges are skipped, as their side commits are walked
+themselves. A unit C is a candidate when it
 changes one function F's code (its AST without docstrings and type annotations differs from that of C's
 parent) without touching a test, and F carries most of C's changed lines. Every commit that is not kept
 is counted under ``commit: <reason>``.
@@ -282,9 +287,9 @@ def mine_commit_pairs(source: RepoSource, ref_commit: str | None, a_dir: Path, b
 
     `a_dir` is the snapshot of `ref_commit`: A itself with `pair_base=ref`, the layout that decides which
     paths are package source either way (`baseline`, the suite at the ref, is read with `ref` only).
-    `first_parent=False` also walks the commits that merges
-    brought in (repos that land every change through a merge have few others). Raises `NoHistoryError`
-    (a `SourceError`) for a plain directory, and for a shallow clone that ends before any candidate.
+    With `first_parent` (the default) a merge is a unit like any commit, read against its first parent (a
+    merged pull request); `first_parent=False` walks the side-branch commits instead and skips merges.
+    Raises `NoHistoryError` (a `SourceError`) for a plain directory, and for a shallow clone that ends before any candidate.
     """
     import git
 
@@ -304,7 +309,7 @@ def mine_commit_pairs(source: RepoSource, ref_commit: str | None, a_dir: Path, b
                 # Its parents are not in the clone: nothing older can be read.
                 boundary = commit.hexsha
                 outcome: Candidate | CommitSkip = CommitSkip.shallow_boundary
-            elif len(commit.parents) > 1:
+            elif len(commit.parents) > 1 and not first_parent:
                 outcome = CommitSkip.merge
             elif not commit.parents:
                 outcome = CommitSkip.root

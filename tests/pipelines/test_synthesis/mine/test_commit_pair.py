@@ -312,19 +312,48 @@ def test_since_until_and_max_commits_bound_the_walk(dated, tmp_path, opts, years
     assert walked == scanned
 
 
-def test_merges_are_skipped_and_first_parent_is_the_default(history, tmp_path, run_git):
+def _pull_request_history(history, run_git) -> tuple[History, dict[str, str]]:
+    """main: a broken add and clamp; a side branch fixes add in two commits (one cosmetic); main fixes clamp
+    meanwhile; the branch lands as a --no-ff merge (a pull request)."""
     repo = history(**{"tinypkg/core.py": BUGGY.replace("a + b", "a - b")})
     run_git(repo.root, "checkout", "-q", "-b", "feature")
     side = repo.commit({"tinypkg/core.py": BUGGY}, "fix add on a branch")
+    tidy = repo.commit({"tinypkg/core.py": BUGGY.replace("    total =", "    # sum\n    total =")}, "tidy")
     run_git(repo.root, "checkout", "-q", "main")
     main_fix = repo.commit({"tinypkg/core.py": CORE.replace("a + b", "a - b")}, "fix clamp on main")
-    run_git(repo.root, "merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    run_git(repo.root, "merge", "-q", "--no-ff", "-m", "Merge pull request #1 from feature", "feature")
+    return repo, {"side": side, "tidy": tidy, "main_fix": main_fix, "merge": repo.head()}
+
+
+def test_a_merged_pull_request_is_one_unit_against_its_first_parent(history, tmp_path, run_git):
+    repo, shas = _pull_request_history(history, run_git)
     cands, skipped, scanned = mine(repo.root, tmp_path)
-    assert [c.commit for c in cands] == [main_fix]
-    assert skipped[key(CommitSkip.merge)] == 1 and scanned == 3
-    # Without first-parent the branch's own commit is walked too.
-    cands, _, scanned = mine(repo.root, tmp_path, first_parent=False)
-    assert {c.commit for c in cands} == {main_fix, side} and scanned == 4
+    # The merge is read against main's state before it: the pull request's whole change (add fixed),
+    # and its side commits are never walked, so nothing is counted twice.
+    assert [c.commit for c in cands] == [shas["merge"], shas["main_fix"]] and scanned == 3
+    assert skipped == {key(CommitSkip.root): 1}
+    merged = cands[0]
+    assert merged.function.qualname == "add" and merged.files_b["tinypkg/core.py"] == CORE.replace("a + b", "a - b")
+    assert "-    total = a + b\n+    total = a - b\n" in merged.diff
+
+
+def test_walking_every_parent_skips_merges_and_reads_side_commits(history, tmp_path, run_git):
+    repo, shas = _pull_request_history(history, run_git)
+    cands, skipped, scanned = mine(repo.root, tmp_path, first_parent=False)
+    assert {c.commit for c in cands} == {shas["main_fix"], shas["side"]} and scanned == 5
+    assert skipped == {key(CommitSkip.merge): 1, key(CommitSkip.cosmetic): 1, key(CommitSkip.root): 1}
+
+
+def test_squash_merged_history_is_plain_commits(history, tmp_path, run_git):
+    repo = history(**{"tinypkg/core.py": BUGGY.replace("a + b", "a - b")})
+    run_git(repo.root, "checkout", "-q", "-b", "feature")
+    repo.commit({"tinypkg/core.py": BUGGY}, "fix add on a branch")
+    run_git(repo.root, "checkout", "-q", "main")
+    run_git(repo.root, "merge", "-q", "--squash", "feature")
+    run_git(repo.root, "commit", "-q", "-m", "Fix add (#1)")
+    squashed = repo.head()
+    (cand,), skipped, scanned = mine(repo.root, tmp_path)
+    assert cand.commit == squashed and cand.function.qualname == "add" and scanned == 2
 
 
 def test_plain_directory_is_a_clear_source_error(make_repo, tmp_path):
