@@ -49,13 +49,13 @@ PIPELINE_VERSION = "0.1.0"
 _MIN_BATCH, _MAX_BATCH, _BATCH_PER_TASK = 8, 64, 4
 
 
-def _oracle_inputs(dataset: DatasetPaths, task_ids: list[str]) -> dict[str, int]:
-    """How many of the tasks' oracles take their inputs from each source (task.toml's oracle_inputs)."""
+def _oracle_counts(dataset: DatasetPaths, task_ids: list[str], field: str) -> dict[str, int]:
+    """How many of the tasks' oracles have each value of task.toml's `field` (oracle_inputs, oracle_origin)."""
     counts: Counter[str] = Counter()
     for task_id in task_ids:
         task = dataset.task(task_id)
         if task.task_toml.is_file():
-            counts[task.config().metadata.repo2env.test_synthesis.oracle_inputs or "unknown"] += 1
+            counts[getattr(task.config().metadata.repo2env.test_synthesis, field) or "unknown"] += 1
     return dict(counts)
 
 
@@ -189,7 +189,9 @@ class TestSynthesisPipeline:
                 processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share(),
                                            earlier=processed)
             result.details["spread"] = spread.summary(c for c in processed if c.status == "emitted")
-            result.details["oracle_inputs"] = _oracle_inputs(DatasetPaths(ctx.out_dir), result.emitted)
+            result.details["oracle_inputs"] = _oracle_counts(DatasetPaths(ctx.out_dir), result.emitted, "oracle_inputs")
+            # Who wrote each oracle (issue 33): the developers of a real change, the search, or a model.
+            result.details["oracle_origin"] = _oracle_counts(DatasetPaths(ctx.out_dir), result.emitted, "oracle_origin")
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
             # Made beyond the limit: only because merges freed places.
@@ -421,6 +423,9 @@ class TestSynthesisPipeline:
             typed = sum(n for source, n in inputs.items() if source in TYPE_CONSISTENT)
             ctx.reporter.info(f"oracles whose inputs keep the parameters' types: {typed} of {len(result.emitted)} ("
                               + ", ".join(f"{source} {n}" for source, n in sorted(inputs.items())) + ")")
+        origins = result.details.get("oracle_origin")
+        if result.emitted and origins:
+            ctx.reporter.info("oracles written by: " + ", ".join(f"{origin} {n}" for origin, n in sorted(origins.items())))
         short = result.details.get("advice")
         if short:
             # The one line a user needs when the table shows nothing emitted (issue 14): why, and what to try.

@@ -15,7 +15,7 @@ from typing import Callable
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.llm.base import ChatClient
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult
 from repo2rlenv.pipelines.test_synthesis.emit import assemble
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for
 from repo2rlenv.pipelines.test_synthesis.emit.validation import TaskValidator
@@ -107,9 +107,12 @@ class Synthesizer:
         ctx, opts = self.ctx, self.ctx.options
         test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
         found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=opts,
-                            llm_client=ctx.llm_client)
+                            llm_client=ctx.llm_client, trials=self.trials)
         if isinstance(found, Drop):
             return found
+        if found.origin == "human" or found.fallback:
+            cand.apply(GateResult(gate="human oracle", passed=found.origin == "human",
+                                  detail=(found.human_detail or found.fallback)[:500]))
         # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
         gate = suite_on_b(cand, self.trials, ctx.baseline, opts.suite_timeout_sec)
         cand.apply(gate)
@@ -136,7 +139,8 @@ class Synthesizer:
         return TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
-            oracle_source=search.oracle, oracle_kind=found.kind, oracle_attempts=found.attempts,
+            oracle_source=search.oracle, oracle_kind=found.kind, oracle_origin=found.origin,
+            oracle_attempts=found.attempts,
             synthesis_llm=found.model, oracle_inputs=weakest_inputs([found.inputs, *search.inputs]),
             b_crashes=bare is not None and self.trials.catches(bare, cand.files_b, test_path),
             twin_kinds=list(kinds), verifier_config=config.model_dump(mode="json"),

@@ -26,11 +26,13 @@ from repo2rlenv.dataset.task_toml import (
     AgentSection,
     EnvironmentSection,
     Metadata,
+    OracleOrigin,
     Repo2EnvMeta,
     TaskInfo,
     TaskToml,
     TestSynthesisMeta,
     VerifierSection,
+    origin_of_kind,
 )
 from repo2rlenv.sandbox.dockerfile import render_dockerfile
 from repo2rlenv.sandbox.install import InstallPlan
@@ -53,6 +55,9 @@ class TaskSpec(BaseModel):
     candidate: Candidate
     oracle_source: str
     oracle_kind: str
+    oracle_origin: OracleOrigin | None = Field(
+        None, description="Who wrote the oracle: human, differential or model (task.toml's oracle_origin); "
+                          "None: the one `oracle_kind` implies.")
     oracle_attempts: int = 1
     oracle_inputs: str | None = Field(None, description="Where the oracle's inputs came from (task.toml's oracle_inputs).")
     b_crashes: bool = Field(False, description="The oracle's calls alone, nothing asserted, catch B (it raises where A returns).")
@@ -107,7 +112,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         baseline_full_coverage=bool(cand.baseline and not cand.baseline.uncovered),
         reward_mode=options.reward_mode, coverage_weight=options.coverage_weight,
         min_new_tests=options.min_new_tests, max_test_loc=options.max_test_loc,
-        oracle_kind=spec.oracle_kind, oracle_attempts=spec.oracle_attempts, oracle_inputs=spec.oracle_inputs,
+        oracle_kind=spec.oracle_kind, oracle_origin=spec.oracle_origin or origin_of_kind(spec.oracle_kind), oracle_attempts=spec.oracle_attempts, oracle_inputs=spec.oracle_inputs,
         test_path=spec.test_path,
         existing_test_files=spec.existing_test_files,
         twin_kinds=spec.twin_kinds, siblings=len(spec.sibling_diffs), mutation_weight=options.mutation_weight,

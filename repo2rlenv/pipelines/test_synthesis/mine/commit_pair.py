@@ -7,8 +7,14 @@ counted twice); squash-merged and rebased histories have no merges and every uni
 `first_parent=false` every commit is walked and merges are skipped, as their side commits are walked
 themselves. A unit C is a candidate when it
 changes one function F's code (its AST without docstrings and type annotations differs from that of C's
-parent) without touching a test, and F carries most of C's changed lines. Every commit that is not kept
-is counted under ``commit: <reason>``.
+parent) and F carries most of C's changed lines. Every unit that is not kept is counted under
+``commit: <reason>`` (one table, whatever the unit).
+
+A unit that also touches tests is kept with `pair_base=commit` only: A is then its tree with the parent's
+version of every test file it touched (`Candidate.tests_a`), so the suite on A is the one that missed the
+change, and the change's own test files (`Candidate.tests_change`) are the source of a human-written
+oracle (`oracle/human.py`). Against the ref it is dropped (`touches_tests`), as the ref's suite may
+already hold those tests.
 
 Two ways to pair (`pair_base`):
 - ``commit`` (issue 4): A = C's own tree, B = A with the parent's version of every package source file C
@@ -141,7 +147,8 @@ class _Miner:
                    and (found[1] is not None or self.options.pair_base == "commit")}
         if not sources:
             return CommitSkip.no_source
-        if any(self.layout.is_test(p) for p in paths):
+        tests = [p for p in paths if self.layout.is_test(p)]
+        if tests and self.options.pair_base == "ref":
             return CommitSkip.touches_tests
         if len(sources) > self.options.max_files:
             return CommitSkip.too_many_files
@@ -182,7 +189,11 @@ class _Miner:
         old, new = versions[path]
         assert old is not None and new is not None
         if self.options.pair_base == "commit":
-            return self._reverse(commit, path, sources[path][0], key, texts, old, new)
+            try:
+                test_texts: _Texts = {p: (self._read(parent, p), self._read(commit, p)) for p in tests}
+            except UnicodeDecodeError:  # a binary fixture: A could not be written without it
+                return CommitSkip.unreadable
+            return self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts)
         ref_path = sources[path][1]
         assert ref_path is not None
         return self._transplant(commit, ref_path, key, old, new)
@@ -199,8 +210,9 @@ class _Miner:
         return None
 
     def _reverse(self, commit: "git.Commit", path: str, module: str, key: tuple[str, int], texts: _Texts,
-                 old: FileVersion, new: FileVersion) -> Candidate | CommitSkip:
-        """A = the commit's tree; B = A with the parent's version of every source file the commit touched."""
+                 old: FileVersion, new: FileVersion, tests: _Texts) -> Candidate | CommitSkip:
+        """A = the commit's tree with the parent's tests; B = A with the parent's version of every source
+        file the commit touched."""
         span = new.spans[key]
         record = self._record_at_commit(path, module, new.text, span.node.lineno)
         if record is None:
@@ -219,7 +231,9 @@ class _Miner:
             candidate_id=candidate_id("commit_pair", "commit", commit.hexsha, path, record.qualname),
             strategy="commit_pair", function=record, commit=commit.hexsha,
             line=changed_line(new.segment(span), old.segment(old.spans[key]), span.start, set(record.body_lines)),
-            files_b=files_b, diff=diff,
+            files_b=files_b, diff=diff, test_files=sorted(tests),
+            tests_a={p: before for p, (before, _) in tests.items()},
+            tests_change={p: after for p, (_, after) in tests.items() if after is not None},
         )
 
     def _transplant(self, commit: "git.Commit", ref_path: str, key: tuple[str, int], old: FileVersion,

@@ -130,8 +130,6 @@ def test_a_fix_without_tests_becomes_a_candidate(history, tmp_path, pair_base):
 def _drop_cases() -> list[tuple[str, dict[str, str], dict[str, object], CommitSkip]]:
     """(case, files the commit writes, options, the reason it is dropped for); the parent is FILES."""
     return [
-        ("test touched", {"tinypkg/core.py": BUGGY, "tests/test_core.py": TESTS + "# more\n"}, {},
-         CommitSkip.touches_tests),
         ("docstring only", {"tinypkg/core.py": CORE.replace("    total =", '    """Sum."""\n    total =')}, {},
          CommitSkip.cosmetic),
         ("formatting only", {"tinypkg/core.py": CORE.replace("a + b", "(a +\n             b)  # sum")}, {},
@@ -158,6 +156,27 @@ def test_commits_are_dropped_with_their_reason(history, tmp_path, case, files, o
     cands, skipped, _ = mine(repo.root, tmp_path, pair_base=pair_base, **opts)
     assert cands == []
     assert skipped == {key(reason): 1, key(CommitSkip.root): 1}
+
+
+def test_a_change_touching_tests_is_dropped_against_the_ref(history, tmp_path):
+    repo = history()
+    repo.commit({"tinypkg/core.py": BUGGY, "tests/test_core.py": TESTS + "# more\n"}, "test touched")
+    cands, skipped, _ = mine(repo.root, tmp_path, pair_base="ref")
+    assert cands == [] and skipped == {key(CommitSkip.touches_tests): 1, key(CommitSkip.root): 1}
+
+
+def test_a_change_carrying_its_own_tests_keeps_the_parents_tests_for_a(history, tmp_path):
+    repo = history(**{"tinypkg/core.py": BUGGY})
+    new_test = "from tinypkg.core import clamp\n\n\ndef test_high():\n    assert clamp(9, 0, 5) == 5\n"
+    fix = repo.commit({"tinypkg/core.py": CORE, "tests/test_core.py": TESTS + "# edited\n",
+                       "tests/test_clamp.py": new_test}, "fix clamp, with tests")
+    (cand,), skipped, _ = mine(repo.root, tmp_path)
+    assert cand.commit == fix and cand.function.qualname == "clamp" and cand.files_b == {"tinypkg/core.py": BUGGY}
+    assert cand.test_files == ["tests/test_clamp.py", "tests/test_core.py"]
+    # A gets the parent's tests back (an added file goes away); the change's own are the oracle's source.
+    assert cand.tests_a == {"tests/test_core.py": TESTS, "tests/test_clamp.py": None}
+    assert cand.tests_change == {"tests/test_core.py": TESTS + "# edited\n", "tests/test_clamp.py": new_test}
+    assert "tests/" not in cand.diff and "tests_a" not in cand.model_dump_json()
 
 
 def _apply(cand: Candidate, tree: dict[str, str]) -> dict[str, str | None]:
