@@ -70,7 +70,10 @@ DISCOUNT_TEST = "from tinypkg.price import discount\n\n\ndef test_big():\n    as
 
 
 @pytest.mark.slow
-def test_a_change_with_its_own_tests_gets_a_human_oracle(make_repo, run_git, tmp_path, r2e_cache):
+@pytest.mark.parametrize("sandbox", ["docker", "local"])
+def test_a_change_with_its_own_tests_gets_a_human_oracle(sandbox, make_repo, run_git, tmp_path, r2e_cache, request):
+    if sandbox == "docker":
+        request.getfixturevalue("docker_ready")
     buggy = PRICING.replace("quantity > 100", "quantity >= 100").replace("total > 500", "total >= 500")
     root = make_repo({"pyproject.toml": PYPROJECT, "tinypkg/__init__.py": "", "tinypkg/price.py": buggy,
                       "tests/test_price.py": PARENT_TESTS})
@@ -86,7 +89,7 @@ def test_a_change_with_its_own_tests_gets_a_human_oracle(make_repo, run_git, tmp
                   "tests/test_price.py": FIX_TESTS}, "fix the boundary, with a test")
     other = commit({"tinypkg/price.py": PRICING, "tests/test_discount.py": DISCOUNT_TEST}, "fix discount at 500")
     out = tmp_path / "dataset"
-    config = GenerateConfig(repo=str(root), out=out, sandbox="local", cache_dir=r2e_cache,
+    config = GenerateConfig(repo=str(root), out=out, sandbox=sandbox, cache_dir=r2e_cache,
                             pipeline_opts={"strategy": "commit_pair", "limit": 2})
     result = run_generate(config, Reporter(quiet=True))
     cands = {c.commit: c for c in (Candidate.model_validate_json(line)
