@@ -102,6 +102,10 @@ class Candidate(BaseModel):
         default_factory=dict, exclude=True,
         description="Test path → the parent's text written over the change's tree to make A (None: the change "
                     "added it, so A has none); not serialized.")
+    notes_a: dict[str, str | None] = Field(
+        default_factory=dict, exclude=True,
+        description="Changelog, news-fragment or documentation path → the parent's text written over the "
+                    "change's tree to make A (None: the change added it); not serialized.")
     tests_change: dict[str, str] = Field(
         default_factory=dict, exclude=True,
         description="Test path → the change's own text, for every test file it left in place (the human "

@@ -111,7 +111,9 @@ class _Commit:
     sha: str
     tree: Path
     # The parent's test files written over the commit's tree (a change that carries its own tests): A's
-    # suite is the parent's, the one that missed the change. Kept to rebuild A when the tree is released.
+    # suite is the parent's, the one that missed the change. The change's changelog, news fragments and
+    # documentation go back to the parent's too (nothing in A describes the change). Kept to rebuild A
+    # when the tree is released.
     tests_a: dict[str, str | None] = dataclasses.field(default_factory=dict)
     baseline: BaselineReport | None = None
     key: str | None = None
@@ -209,12 +211,12 @@ class CommitGating:
         if sha not in self.commits:
             tests_a: dict[str, str | None] = {}
             for cand in group:
-                tests_a.update(cand.tests_a)
+                tests_a.update({**cand.notes_a, **cand.tests_a})
             self.commits[sha] = _Commit(sha=sha, tree=self._tree(sha, tests_a), tests_a=tests_a)
         return self.commits[sha]
 
     def _tree(self, sha: str, tests_a: dict[str, str | None]) -> Path:
-        """A of the commit: its snapshot with the parent's version of the test files it touched."""
+        """A of the commit: its snapshot with the parent's version of the test and note files it touched."""
         tree = snapshot(self.source, sha, self.work_dir / "commits" / sha[:16])
         for rel, text in tests_a.items():
             path = tree / rel

@@ -102,8 +102,11 @@ class TestSynthesisOptions(BaseModel):
     agent_timeout_sec: float = Field(1800, gt=0, description="[agent] timeout_sec in task.toml.")
     # An egress guard for the agent: with "no-network" Harbor (>= 0.2x network policies) runs the agent
     # with no network, so nothing can be fetched from outside (a newer release of the repo, say).
-    agent_network: Literal["default", "no-network"] = Field(
-        "default", description="`no-network` writes [agent] network_mode so Harbor cuts the agent off the network.")
+    # `auto` (issue 33): a real-history task's fix is upstream, a fetch away, so its agent gets no network;
+    # a mutation task's B exists nowhere, and its tasks keep Harbor's default as before.
+    agent_network: Literal["auto", "default", "no-network"] = Field(
+        "auto", description="`no-network` writes [agent] network_mode so Harbor cuts the agent off the network; "
+                            "`auto`: no-network for real-history (commit_pair) tasks, Harbor's default for mutants.")
     verifier_timeout_sec: float = Field(600, gt=0, description="[verifier] timeout_sec in task.toml.")
     verifier_run_timeout_sec: float = Field(120, gt=0, description="Wall clock of one pytest run inside the verifier.")
     verifier_case_timeout_sec: float = Field(60, gt=0, description="Wall clock of one test case's call inside the verifier.")

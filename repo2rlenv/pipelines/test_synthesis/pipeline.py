@@ -198,7 +198,7 @@ class TestSynthesisPipeline:
             if len(result.emitted) > options.limit:
                 result.stages[REFILLED] = min(result.stages[MERGED], len(result.emitted) - options.limit)
             short = advise(result.skip_reasons, emitted=distinct(result), wanted=options.limit,
-                           candidates=result.stages.get("candidates"))
+                           candidates=result.stages.get("candidates"), strategy=options.strategy)
             if short is not None:
                 result.details["advice"] = short.model_dump()
             with rep.in_stage("emit"):

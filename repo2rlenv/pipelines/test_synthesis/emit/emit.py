@@ -102,6 +102,11 @@ def render_task_dockerfile(base_image: str, plan: InstallPlan) -> str:
     return render_dockerfile("repo2rlenv.harbor_templates", "Dockerfile", plan, base_image)
 
 
+def _no_network(options: TestSynthesisOptions, cand: Candidate) -> bool:
+    """Whether the agent runs without network: asked for, or (`auto`) a real change whose fix is upstream."""
+    return options.agent_network == "no-network" or (options.agent_network == "auto" and cand.strategy == "commit_pair")
+
+
 def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
     cand = spec.candidate
     func = cand.function
@@ -131,7 +136,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
             pipeline_version=spec.pipeline_version, repo=spec.repo, ref=spec.ref, content_hash=content,
             synthesis_llm=spec.synthesis_llm, verifier_version=VERIFIER_VERSION, test_synthesis=meta)),
         agent=AgentSection(timeout_sec=options.agent_timeout_sec,
-                           network_mode="no-network" if options.agent_network == "no-network" else None),
+                           network_mode="no-network" if _no_network(options, cand) else None),
         verifier=VerifierSection(timeout_sec=options.verifier_timeout_sec,
                                  environment_mode="separate" if separate else None),
         environment=EnvironmentSection(build_timeout_sec=900, cpus=max(1.0, options.cpus),

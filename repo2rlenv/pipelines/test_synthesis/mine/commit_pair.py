@@ -16,6 +16,9 @@ change, and the change's own test files (`Candidate.tests_change`) are the sourc
 oracle (`oracle/human.py`). Against the ref it is dropped (`touches_tests`), as the ref's suite may
 already hold those tests.
 
+Nothing in A may describe the change either: the changelog entries, news fragments and documentation it
+touched are the parent's in A (`Candidate.notes_a`, `commit_source.is_note`).
+
 Two ways to pair (`pair_base`):
 - ``commit`` (issue 4): A = C's own tree, B = A with the parent's version of every package source file C
   touched (C's source diff reversed; a file C added stays, one it deleted comes back). Each commit then
@@ -51,6 +54,7 @@ from repo2rlenv.pipelines.test_synthesis.mine.commit_source import (
     changed_line,
     changed_weights,
     free_names,
+    is_note,
     module_names,
 )
 from repo2rlenv.pysource.functions import (  # the target rules of function discovery
@@ -132,6 +136,17 @@ class _Miner:
             return None
         return blob.data_stream.read().decode("utf-8")
 
+    def _notes(self, parent: "git.Commit", paths: list[str]) -> dict[str, str | None]:
+        """The parent's text of each note file; a binary one (an image of the docs) stays as the change
+        left it, as it says little in words."""
+        found: dict[str, str | None] = {}
+        for path in paths:
+            try:
+                found[path] = self._read(parent, path)
+            except UnicodeDecodeError:
+                continue
+        return found
+
     def _ref(self, path: str) -> tuple[FileVersion, set[str] | None]:
         if path not in self.ref_files:
             version = FileVersion.parse((self.a_dir / path).read_text(encoding="utf-8"), path)
@@ -189,11 +204,15 @@ class _Miner:
         old, new = versions[path]
         assert old is not None and new is not None
         if self.options.pair_base == "commit":
+            notes = [p for p in paths if p not in sources and p not in tests and is_note(p)]
             try:
                 test_texts: _Texts = {p: (self._read(parent, p), self._read(commit, p)) for p in tests}
             except UnicodeDecodeError:  # a binary fixture: A could not be written without it
                 return CommitSkip.unreadable
-            return self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts)
+            cand = self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts)
+            if isinstance(cand, Candidate):
+                cand.notes_a = self._notes(parent, notes)
+            return cand
         ref_path = sources[path][1]
         assert ref_path is not None
         return self._transplant(commit, ref_path, key, old, new)

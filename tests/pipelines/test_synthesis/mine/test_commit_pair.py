@@ -17,6 +17,7 @@ from repo2rlenv.errors import SourceError
 from repo2rlenv.generate import run_generate
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import CommitSkip, mine_commit_pairs
+from repo2rlenv.pipelines.test_synthesis.mine.commit_source import is_note
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.progress import Reporter
 from repo2rlenv.sources import resolve_commit, resolve_source, snapshot
@@ -177,6 +178,26 @@ def test_a_change_carrying_its_own_tests_keeps_the_parents_tests_for_a(history, 
     assert cand.tests_a == {"tests/test_core.py": TESTS, "tests/test_clamp.py": None}
     assert cand.tests_change == {"tests/test_core.py": TESTS + "# edited\n", "tests/test_clamp.py": new_test}
     assert "tests/" not in cand.diff and "tests_a" not in cand.model_dump_json()
+
+
+def test_a_changes_changelog_news_and_docs_come_from_the_parent(history, tmp_path):
+    repo = history(**{"tinypkg/core.py": BUGGY, "CHANGES.rst": "Version 1\n", "docs/api.rst": "clamp\n"})
+    repo.commit({"tinypkg/core.py": CORE, "CHANGES.rst": "Version 2\n- Fix clamp at the top.\n",
+                 "docs/api.rst": "clamp returns high above it\n", "changes/12.bugfix": "clamp fixed\n",
+                 "README.md": "hello\n"}, "fix clamp, noted")
+    (cand,), _, _ = mine(repo.root, tmp_path)
+    # The news fragment the change added goes; README is no changelog and stays as the change left it.
+    assert cand.notes_a == {"CHANGES.rst": "Version 1\n", "docs/api.rst": "clamp\n", "changes/12.bugfix": None}
+    assert cand.test_files == [] and "notes_a" not in cand.model_dump_json()
+
+
+@pytest.mark.parametrize("path,note", [
+    ("CHANGES.rst", True), ("CHANGELOG.md", True), ("HISTORY.txt", True), ("NEWS", True),
+    ("changelog.d/123.fix.md", True), ("newsfragments/1.feature", True), ("docs/index.rst", True),
+    ("README.md", False), ("src/pkg/changes.py", False), ("tests/test_changes.py", False),
+])
+def test_which_paths_describe_a_change(path, note):
+    assert is_note(path) is note
 
 
 def _apply(cand: Candidate, tree: dict[str, str]) -> dict[str, str | None]:
