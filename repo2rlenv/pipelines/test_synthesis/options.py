@@ -25,8 +25,11 @@ class TestSynthesisOptions(BaseModel):
 
     # --- what to mine ---------------------------------------------------------------------------
     limit: int = Field(50, ge=1, description="Most tasks to emit (bounds emitted tasks, not candidates tried).")
-    # The RFC's default: real history first; `mutation` works on any directory.
-    strategy: Strategy = Field("commit_pair", description="Where broken/fixed pairs come from.")
+    # Real history first, then mutants to fill `limit` (issue 33: `commit_pair` alone, the default before,
+    # made 0 of 5 tasks on click and requests). A plain directory has no history: mutants fill it all.
+    strategy: Strategy = Field(
+        "hybrid", description="Where broken/fixed pairs come from: `hybrid` (history, then mutants), "
+                              "`commit_pair` (history only) or `mutation`.")
     seed: int = Field(0, description="Seed for every sampling decision; the same seed gives the same dataset.")
     operators: list[str] | None = Field(
         None, description="Mutation operators to use (names from the operator table); default: all."
