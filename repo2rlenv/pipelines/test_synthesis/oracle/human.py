@@ -12,8 +12,9 @@ conftest excluded: its fixtures are the suite's, not a case), in path order:
 3. three runs on A, then three on B: a case is kept when each of its collected items passes in every run
    on A and fails in every run on B (stable fail-to-pass; a case that needs a file the change added, a
    fixture of another directory or a helper module breaks on A and is not kept);
-4. the file cut down to the kept cases must fit `max_test_loc`, hold `min_new_tests` cases, pass on A and
-   catch B in one more run each.
+4. the file cut down to the kept cases must fit `max_test_loc`, hold `min_new_tests` cases, and in one
+   more run on each side collect exactly those cases (no inherited or imported test class brings others
+   along), every one passing on A and failing on B.
 
 The file with the most kept cases wins (one file: its module-level code is kept whole, and two files'
 helpers could collide). `find_human_oracle` returns it, or a `Drop` naming why none qualified, which the
@@ -47,7 +48,7 @@ class HumanSkip(StrEnum):
     none_stable = "human oracle: no case of the change fails on B and passes on A in every run"
     too_long = "human oracle: the kept cases exceed max_test_loc"
     too_few = "human oracle: fewer kept cases than min_new_tests"
-    unconfirmed = "human oracle: the kept cases do not pass on A and catch B together"
+    unconfirmed = "human oracle: the kept cases, run together, are not exactly a fail-to-pass file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +87,21 @@ def _fail_to_pass(cand: Candidate, trials: Trials, draft: str, names: list[str],
     return passing & failing
 
 
-def _confirmed(cand: Candidate, trials: Trials, source: str, test_path: str) -> bool:
-    return trials.passes({test_path: source}, [test_path]) and trials.catches(source, cand.files_b, test_path)
+def _confirmed(cand: Candidate, trials: Trials, source: str, test_path: str, kept: set[str]) -> str | None:
+    """Why the final file is not exactly the kept cases, all passing on A and failing on B (None: it is).
+    pytest also collects a test class's inherited cases and a test class the module imports: such a file
+    would grade with cases nobody checked (itsdangerous's timed tests inherit the signer's)."""
+    on_a = trials.run({test_path: source}, [test_path])
+    collected = {case_of(n) for n in on_a.results}
+    if collected != kept:
+        extra = sorted(collected - kept)
+        return f"it also collects {', '.join(extra[:3])}" if extra else "some kept cases were not collected"
+    if on_a.timed_out or on_a.not_passed() or len(on_a.passed()) != len(on_a.results):
+        return "not every case passes on A"
+    on_b = trials.run({**cand.files_b, test_path: source}, [test_path])
+    if on_b.timed_out or not on_b.results or on_b.passed() or len(on_b.not_passed()) != len(on_b.results):
+        return "not every case fails on B"
+    return None
 
 
 def find_human_oracle(cand: Candidate, *, trials: Trials, test_path: str,
@@ -118,8 +132,9 @@ def find_human_oracle(cand: Candidate, *, trials: Trials, test_path: str,
         if len(kept) < options.min_new_tests:
             reasons.append((HumanSkip.too_few, f"{path}: {len(kept)} < {options.min_new_tests}"))
             continue
-        if not _confirmed(cand, trials, source, test_path):
-            reasons.append((HumanSkip.unconfirmed, path))
+        problem_run = _confirmed(cand, trials, source, test_path, kept)
+        if problem_run is not None:
+            reasons.append((HumanSkip.unconfirmed, f"{path}: {problem_run}"))
             continue
         if best is None or len(kept) > len(best.cases):
             best = HumanOracle(source, tuple(sorted(kept)), path)
@@ -128,4 +143,6 @@ def find_human_oracle(cand: Candidate, *, trials: Trials, test_path: str,
     if not reasons:
         return Drop(HumanSkip.no_cases.value, ", ".join(sorted(cand.tests_change)) or "no test file left in place")
     why, _ = reasons[0]
-    return Drop(why.value, "; ".join(f"{r.value.removeprefix('human oracle: ')} ({d})" for r, d in reasons)[:500])
+    # The first reason is the drop's; a further file's reason is spelled out beside its detail.
+    return Drop(why.value, "; ".join(d if r is why else f"{r.value.removeprefix('human oracle: ')}: {d}"
+                                     for r, d in reasons)[:500])

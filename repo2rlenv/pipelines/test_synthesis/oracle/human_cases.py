@@ -9,7 +9,7 @@ AST is compared, so a reformatted case is not "edited").
 A file cut down to some cases keeps everything else of the module as the developers wrote it — imports,
 helpers, constants, fixtures, a class's non-test methods — because the cases need them and nothing
 tells which; the cases left out are removed with their decorators, and a test class left without a case
-goes whole.
+goes whole unless a kept class inherits from it (then only its cases go).
 """
 
 from __future__ import annotations
@@ -72,23 +72,44 @@ def changed_cases(before: str | None, after: str) -> list[str]:
             if name not in old or ast.dump(old[name][1]) != ast.dump(node)]
 
 
+def _bases_needed(tree: ast.Module, keep: set[str]) -> set[str]:
+    """Test classes of the module that a class keeping a case inherits from, directly or not."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    frontier = [name for name in classes if any(k.startswith(f"{name}::") for k in keep)]
+    needed: set[str] = set()
+    while frontier:
+        for base in classes[frontier.pop()].bases:
+            if isinstance(base, ast.Name) and base.id in classes and base.id not in needed:
+                needed.add(base.id)
+                frontier.append(base.id)
+    return needed
+
+
 def keep_only(source: str, keep: set[str]) -> str:
-    """`source` with every case not in `keep` removed, and each test class that keeps no case removed."""
+    """`source` with every case not in `keep` removed, and each test class that keeps no case removed —
+    unless a kept class inherits from it: then it stays without its own cases (which the subclass would
+    otherwise inherit and run), with `pass` when nothing else is left in it."""
     tree = ast.parse(source)
     lines = source.split("\n")
+    bases = _bases_needed(tree, keep)
     drop: list[tuple[int, int]] = []
+    replace: dict[int, str] = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and _is_test_class(node):
             tests = [c for c in node.body if isinstance(c, _DEFS) and c.name.startswith("test")]
             kept = [c for c in tests if f"{node.name}::{c.name}" in keep]
-            if not kept:
+            if not kept and node.name not in bases:
                 drop.append((_start(node), node.end_lineno or node.lineno))
-            else:
-                drop += [(_start(c), c.end_lineno or c.lineno) for c in tests if c not in kept]
+                continue
+            drop += [(_start(c), c.end_lineno or c.lineno) for c in tests if c not in kept]
+            if len(tests) == len(node.body) and not kept:
+                first = tests[0]
+                replace[_start(first)] = " " * first.col_offset + "pass"
         elif isinstance(node, _DEFS) and node.name.startswith("test") and node.name not in keep:
             drop.append((_start(node), node.end_lineno or node.lineno))
     gone = {n for start, end in drop for n in range(start, end + 1)}
-    text = "\n".join(line for number, line in enumerate(lines, 1) if number not in gone)
+    text = "\n".join(replace.get(number, line) for number, line in enumerate(lines, 1)
+                     if number not in gone or number in replace)
     # Removing cases leaves runs of blank lines; three or more become two, as a formatter would.
     while "\n\n\n\n" in text:
         text = text.replace("\n\n\n\n", "\n\n\n")

@@ -125,3 +125,30 @@ def test_a_change_with_its_own_tests_gets_a_human_oracle(sandbox, make_repo, run
     assert sorted(result.emitted) == sorted([human.task_id, fallback.task_id])
     summary = json.loads((out / "summary.json").read_text())
     assert summary["oracle_origin"] == {"human": 1, "differential": 1}
+
+
+@pytest.mark.slow
+def test_a_case_that_brings_other_cases_along_falls_back(make_repo, run_git, tmp_path, r2e_cache):
+    # The change's class inherits from a test class of another module: pytest collects the imported class
+    # and the inherited case too, which pass on B, so the file would grade with cases nobody checked. The
+    # human oracle is refused and the differential oracle writes the task.
+    base = ("from tinypkg.price import bulk_price\n\n\nclass TestBase:\n    def test_few(self):\n"
+            "        assert bulk_price(3) == 30\n")
+    root = make_repo({"pyproject.toml": PYPROJECT, "tinypkg/__init__.py": "", "tests/test_base.py": base,
+                      "tests/test_price.py": PARENT_TESTS,
+                      "tinypkg/price.py": PRICING.replace("quantity > 100", "quantity >= 100")})
+    (root / "tinypkg/price.py").write_text(PRICING)
+    (root / "tests/test_price.py").write_text(
+        "from test_base import TestBase\n" + PARENT_TESTS + "\n\nclass TestEdge(TestBase):\n"
+        "    def test_boundary(self):\n        assert bulk_price(100) == 1000\n")
+    run_git(root, "commit", "-qam", "fix the boundary, with an inheriting test")
+    out = tmp_path / "dataset"
+    config = GenerateConfig(repo=str(root), out=out, sandbox="local", cache_dir=r2e_cache,
+                            pipeline_opts={"strategy": "commit_pair", "limit": 1})
+    result = run_generate(config, Reporter(quiet=True))
+    (cand,) = [Candidate.model_validate_json(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
+    (gate,) = [g for g in cand.gates if g.gate == "human oracle"]
+    assert not gate.passed and gate.detail.startswith(HumanSkip.unconfirmed.value), gate.detail
+    assert "TestBase::test_few" in gate.detail and gate.detail.count("human oracle:") == 1
+    assert cand.status == "emitted" and result.emitted == [cand.task_id]
+    assert read_manifest(out / "manifest.jsonl")[0].oracle_origin == "differential"

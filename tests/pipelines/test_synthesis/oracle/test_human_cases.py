@@ -84,3 +84,13 @@ def test_keep_only_removes_a_case_with_its_decorators():
 ])
 def test_case_of(nodeid, case):
     assert case_of(nodeid) == case
+
+
+def test_keep_only_keeps_a_base_class_without_its_cases():
+    source = ("class TestBase:\n    def test_few(self):\n        assert 1\n\n\nclass TestMixin:\n    factor = 2\n\n"
+              "    def test_mixed(self):\n        assert 1\n\n\nclass TestEdge(TestBase, TestMixin):\n"
+              "    def test_boundary(self):\n        assert 2\n\n\nclass TestOther:\n    def test_x(self):\n        assert 3\n")
+    kept = keep_only(source, {"TestEdge::test_boundary"})
+    assert [c.name for c in all_cases(kept)] == ["TestEdge::test_boundary"]
+    assert "class TestBase:\n    pass\n" in kept and "factor = 2" in kept and "TestOther" not in kept
+    ast.parse(kept)
