@@ -26,6 +26,7 @@ from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
 from repo2rlenv.pipelines.test_synthesis.oracle.search import (
     OracleFound,
     extend_oracle,
+    find_human,
     find_oracle,
     weakest_inputs,
 )
@@ -106,13 +107,9 @@ class Synthesizer:
         """The stages in order; the first drop ends the candidate. Passed late gates join its record."""
         ctx, opts = self.ctx, self.ctx.options
         test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
-        found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=opts,
-                            llm_client=ctx.llm_client, trials=self.trials)
+        found = self._oracle(cand, test_path)
         if isinstance(found, Drop):
             return found
-        if found.origin == "human" or found.fallback:
-            cand.apply(GateResult(gate="human oracle", passed=found.origin == "human",
-                                  detail=(found.human_detail or found.fallback)[:500]))
         # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
         gate = suite_on_b(cand, self.trials, ctx.baseline, opts.suite_timeout_sec)
         cand.apply(gate)
@@ -127,6 +124,20 @@ class Synthesizer:
             return kinds
         spec = self._spec(cand, test_path, found, search, lines, kinds)
         return assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
+
+    def _oracle(self, cand: Candidate, test_path: str) -> OracleFound | Drop:
+        """The change's own tests first (recorded either way: why they were used, or why not), then the
+        search every candidate gets."""
+        ctx = self.ctx
+        human = find_human(cand, trials=self.trials, test_path=test_path, options=ctx.options)
+        if human is not None:
+            used = not isinstance(human, Drop)
+            why = human.detail if used else f"{human.reason}" + (f" ({human.detail})" if human.detail else "")
+            cand.apply(GateResult(gate="human oracle", passed=used, detail=why[:500]))
+            if used:
+                return human
+        return find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
+                           llm_client=ctx.llm_client)
 
     def _spec(self, cand: Candidate, test_path: str, found: OracleFound, search: SiblingSearch,
               lines: assemble.OracleLines, kinds: tuple[str, ...]) -> TaskSpec:

@@ -13,8 +13,8 @@ conftest excluded: its fixtures are the suite's, not a case), in path order:
    on A and fails in every run on B (stable fail-to-pass; a case that needs a file the change added, a
    fixture of another directory or a helper module breaks on A and is not kept);
 4. the file cut down to the kept cases must fit `max_test_loc`, hold `min_new_tests` cases, and in one
-   more run on each side collect exactly those cases (no inherited or imported test class brings others
-   along), every one passing on A and failing on B.
+   more run on each side pass on A and have every kept case fail on B; a case pytest collects beside
+   them (an inherited or imported test class's) is refused in the RFC reward form only.
 
 The file with the most kept cases wins (one file: its module-level code is kept whole, and two files'
 helpers could collide). `find_human_oracle` returns it, or a `Drop` naming why none qualified, which the
@@ -48,7 +48,7 @@ class HumanSkip(StrEnum):
     none_stable = "human oracle: no case of the change fails on B and passes on A in every run"
     too_long = "human oracle: the kept cases exceed max_test_loc"
     too_few = "human oracle: fewer kept cases than min_new_tests"
-    unconfirmed = "human oracle: the kept cases, run together, are not exactly a fail-to-pass file"
+    unconfirmed = "human oracle: the kept cases, run together, would not score 1.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +88,24 @@ def _fail_to_pass(cand: Candidate, trials: Trials, draft: str, names: list[str],
 
 
 def _confirmed(cand: Candidate, trials: Trials, source: str, test_path: str, kept: set[str]) -> str | None:
-    """Why the final file is not exactly the kept cases, all passing on A and failing on B (None: it is).
-    pytest also collects a test class's inherited cases and a test class the module imports: such a file
-    would grade with cases nobody checked (itsdangerous's timed tests inherit the signer's)."""
+    """Why the final file would not score 1.0 (None: it would): every case collected must pass on A and
+    every kept case fail on B. pytest also collects a kept class's inherited cases and a test class the
+    module imports (itsdangerous's timed tests inherit the signer's): they pass on A and B, which the
+    gated reward accepts (some case catches B) and the RFC form, whose b_fail is the share of cases
+    failing, does not."""
     on_a = trials.run({test_path: source}, [test_path])
     collected = {case_of(n) for n in on_a.results}
-    if collected != kept:
-        extra = sorted(collected - kept)
-        return f"it also collects {', '.join(extra[:3])}" if extra else "some kept cases were not collected"
+    if not kept <= collected:
+        return "some kept cases were not collected"
     if on_a.timed_out or on_a.not_passed() or len(on_a.passed()) != len(on_a.results):
         return "not every case passes on A"
+    extra = sorted(collected - kept)
+    if extra and trials.reward_mode != "gated":
+        return f"it also collects {', '.join(extra[:3])}, which cannot fail on B as the RFC reward needs"
     on_b = trials.run({**cand.files_b, test_path: source}, [test_path])
-    if on_b.timed_out or not on_b.results or on_b.passed() or len(on_b.not_passed()) != len(on_b.results):
-        return "not every case fails on B"
+    failed = {case_of(n) for n in on_b.not_passed()}
+    if on_b.timed_out or not kept <= failed or any(case_of(n) in kept for n in on_b.passed()):
+        return "not every kept case fails on B"
     return None
 
 

@@ -3,9 +3,9 @@ the first ones miss.
 
 `find_oracle` serves every `oracle` option: `llm` asks the model alone; `differential`, `hybrid` and
 `auto` go through `synthesize_hybrid`, the differential oracle first (no model, no cost) and the LLM
-oracle when it finds nothing and a client is given. Before either, a real change that carried its own
-tests tries those (`human.py`, issue 33); when they give no oracle the reason travels on the result
-(`OracleFound.fallback`) and the search goes on as for any candidate. `extend_oracle` is the model-free search run for a
+oracle when it finds nothing and a client is given. Before it, the driver asks `find_human` for a real
+change that carried its own tests (`human.py`, issue 33), records its answer, and falls back to
+`find_oracle` when it gives none. `extend_oracle` is the model-free search run for a
 sibling (`gate/siblings.py`), merged into the oracle. Both return what they found or a `Drop`/None; they
 never touch the candidate.
 """
@@ -119,9 +119,7 @@ class OracleFound:
     model: str | None  # the model that wrote it, if one did
     inputs: str  # where its inputs came from: an `InputSource` value, or "model"
     origin: str = "differential"  # `oracle_origin`: human, differential or model
-    # Why the change's own tests gave no oracle, when it carried some and another oracle was used.
-    fallback: str = ""
-    human_detail: str = ""  # the cases kept and their file, for a human oracle
+    detail: str = ""  # for a human oracle, the cases kept and their file
 
 
 def oracle_kind(options: TestSynthesisOptions, llm_client: ChatClient | None) -> str:
@@ -131,24 +129,25 @@ def oracle_kind(options: TestSynthesisOptions, llm_client: ChatClient | None) ->
     return options.oracle
 
 
+def find_human(cand: Candidate, *, trials: Trials, test_path: str,
+               options: TestSynthesisOptions) -> OracleFound | Drop | None:
+    """The change's own fail-to-pass cases as the oracle, why they are none, or None for a candidate that
+    carries no tests (a mutant, a source-only change)."""
+    if not cand.tests_change:
+        return None
+    human = find_human_oracle(cand, trials=trials, test_path=test_path, options=options)
+    if isinstance(human, Drop):
+        return human
+    # Developers' inputs from the repo's own tests: "recorded", as inputs harvested from the suite.
+    return OracleFound(human.source, OracleSource.HUMAN.value, 1, None, "recorded", origin="human",
+                       detail=f"{len(human.cases)} case(s) of {human.from_file}: " + ", ".join(human.cases))
+
+
 def find_oracle(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
-                options: TestSynthesisOptions, llm_client: ChatClient | None,
-                trials: Trials | None = None) -> OracleFound | Drop:
-    """The oracle for `cand`, written to pass on A and fail on B, or why there is none. `trials` runs the
-    human oracle's checks (a change carrying tests); without it the change's tests are not tried."""
-    fallback = ""
-    if cand.tests_change and trials is not None:
-        human = find_human_oracle(cand, trials=trials, test_path=test_path, options=options)
-        if not isinstance(human, Drop):
-            # Developers' inputs from the repo's own tests: "recorded", as inputs harvested from the suite.
-            return OracleFound(human.source, OracleSource.HUMAN.value, 1, None, "recorded", origin="human",
-                               human_detail=f"{len(human.cases)} case(s) of {human.from_file}: "
-                                            + ", ".join(human.cases))
-        fallback = f"{human.reason}" + (f" ({human.detail})" if human.detail else "")
+                options: TestSynthesisOptions, llm_client: ChatClient | None) -> OracleFound | Drop:
+    """The oracle for `cand`, written to pass on A and fail on B, or why there is none."""
     found = _search(cand, suite=suite, a_dir=a_dir, test_path=test_path, options=options, llm_client=llm_client)
-    if isinstance(found, Drop):
-        return Drop(found.reason, "; ".join(x for x in (fallback, found.detail) if x)) if fallback else found
-    return dataclasses.replace(found, origin=origin_of_kind(found.kind), fallback=fallback)
+    return found if isinstance(found, Drop) else dataclasses.replace(found, origin=origin_of_kind(found.kind))
 
 
 def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,

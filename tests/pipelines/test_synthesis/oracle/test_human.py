@@ -128,10 +128,12 @@ def test_a_change_with_its_own_tests_gets_a_human_oracle(sandbox, make_repo, run
 
 
 @pytest.mark.slow
-def test_a_case_that_brings_other_cases_along_falls_back(make_repo, run_git, tmp_path, r2e_cache):
+@pytest.mark.parametrize("reward_mode", ["rfc", "gated"])
+def test_a_case_that_brings_other_cases_along_is_refused_in_the_rfc_form(reward_mode, make_repo, run_git, tmp_path,
+                                                                         r2e_cache):
     # The change's class inherits from a test class of another module: pytest collects the imported class
-    # and the inherited case too, which pass on B, so the file would grade with cases nobody checked. The
-    # human oracle is refused and the differential oracle writes the task.
+    # and the inherited case too, which pass on B. The gated reward still pays 1.0 for such a file; the
+    # RFC form (every case must fail on B) does not, so there the differential oracle writes the task.
     base = ("from tinypkg.price import bulk_price\n\n\nclass TestBase:\n    def test_few(self):\n"
             "        assert bulk_price(3) == 30\n")
     root = make_repo({"pyproject.toml": PYPROJECT, "tinypkg/__init__.py": "", "tests/test_base.py": base,
@@ -144,11 +146,18 @@ def test_a_case_that_brings_other_cases_along_falls_back(make_repo, run_git, tmp
     run_git(root, "commit", "-qam", "fix the boundary, with an inheriting test")
     out = tmp_path / "dataset"
     config = GenerateConfig(repo=str(root), out=out, sandbox="local", cache_dir=r2e_cache,
-                            pipeline_opts={"strategy": "commit_pair", "limit": 1})
+                            pipeline_opts={"strategy": "commit_pair", "limit": 1, "reward_mode": reward_mode})
     result = run_generate(config, Reporter(quiet=True))
     (cand,) = [Candidate.model_validate_json(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
     (gate,) = [g for g in cand.gates if g.gate == "human oracle"]
+    if reward_mode == "gated":
+        assert gate.passed and "TestEdge::test_boundary" in gate.detail
+        assert cand.status == "emitted" and result.emitted == [cand.task_id]
+        assert read_manifest(out / "manifest.jsonl")[0].oracle_origin == "human"
+        return
     assert not gate.passed and gate.detail.startswith(HumanSkip.unconfirmed.value), gate.detail
     assert "TestBase::test_few" in gate.detail and gate.detail.count("human oracle:") == 1
-    assert cand.status == "emitted" and result.emitted == [cand.task_id]
-    assert read_manifest(out / "manifest.jsonl")[0].oracle_origin == "differential"
+    # The search went on: the differential oracle found tests, so the late gate ran. (Whether the task
+    # then validates is this tiny repo's RFC-form affair: its own tests earn coverage credit there.)
+    names = [g.gate for g in cand.gates]
+    assert "whole suite on B" in names[names.index("human oracle"):]
