@@ -59,7 +59,7 @@ def test_option_errors_name_field_value_and_rule(values, needle):
 def test_defaults_match_the_rfc():
     opts = TestSynthesisOptions()
     assert (opts.limit, opts.strategy, opts.coverage_weight, opts.min_new_tests, opts.max_test_loc) == (
-        50, "commit_pair", 0.5, 1, 200)
+        50, "hybrid", 0.5, 1, 200)
 
 
 def test_bad_config_files(tmp_path: Path):

@@ -15,7 +15,8 @@ from repo2rlenv.dataset.taskdir import DatasetPaths
 
 # History: 1 = first version. 2 = mutation_weight, siblings, oracle_inputs (version-1 rows read with 0.5, 0, None).
 # 3 = verifier_version (older rows, and tasks made before it was recorded, read None).
-MANIFEST_SCHEMA_VERSION = 3
+# 4 = oracle_origin (human, differential or model; older rows read None).
+MANIFEST_SCHEMA_VERSION = 4
 
 
 class ValidationSummary(BaseModel):
@@ -47,6 +48,7 @@ class ManifestRow(BaseModel):
     commit: str | None
     oracle_kind: str
     oracle_inputs: str | None = Field(None, description="recorded, perturbed, generated, guessed or model.")
+    oracle_origin: str | None = Field(None, description="Who wrote the oracle: human, differential or model.")
     reward_mode: str
     coverage_weight: float
     mutation_weight: float = 0.5
@@ -82,7 +84,7 @@ def row_for(dataset: DatasetPaths, task_id: str) -> ManifestRow:
         task_id=task_id, path=task.root.relative_to(dataset.root).as_posix(), repo=r2e.repo, ref=r2e.ref,
         strategy=ts.strategy, touched_function=ts.touched_function, mutation_kind=ts.mutation_kind,
         operator=ts.operator, commit=ts.commit, oracle_kind=ts.oracle_kind,
-        oracle_inputs=ts.oracle_inputs,
+        oracle_inputs=ts.oracle_inputs, oracle_origin=ts.oracle_origin,
         reward_mode=ts.reward_mode, coverage_weight=ts.coverage_weight,
         mutation_weight=ts.mutation_weight, siblings=ts.siblings,
         baseline_coverage=ts.baseline_coverage, baseline_full_coverage=ts.baseline_full_coverage,

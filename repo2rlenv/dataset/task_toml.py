@@ -16,7 +16,19 @@ from repo2rlenv.dataset.difficulty import DifficultyFeatures
 # checked rewrite kinds the verifier draws twins from) replaces aprime_level; version-1 files still load.
 # 3 = test_synthesis.mutation_weight (the graded reward's μ) and test_synthesis.difficulty (the features the
 # label is computed from); version-2 files load with μ = 0.5 and no features.
-SPEC_VERSION = 3
+# 4 = test_synthesis.oracle_origin (who wrote the oracle: the change's developers, the model-free search or a
+# model; issue 33); older files load with the origin their oracle_kind implies.
+SPEC_VERSION = 4
+
+OracleOrigin = Literal["human", "differential", "model"]
+# The origin an `oracle_kind` implies: the kinds an oracle search records ("human" since spec 4).
+ORIGIN_OF_KIND: dict[str, OracleOrigin] = {"human": "human", "differential": "differential", "llm": "model"}
+
+
+def origin_of_kind(kind: str | None) -> OracleOrigin:
+    """`oracle_origin` for an `oracle_kind`; an option's name (`hybrid`, `auto`) counts as the model-free
+    search's, as before spec 4 only `llm` meant a model wrote the file."""
+    return ORIGIN_OF_KIND.get(kind or "", "differential")
 
 
 class _Model(BaseModel):
@@ -44,6 +56,9 @@ class TestSynthesisMeta(_Model):
     min_new_tests: int
     max_test_loc: int
     oracle_kind: str
+    oracle_origin: OracleOrigin = Field(
+        description="Who wrote the oracle: the change's developers (human), the model-free search "
+                    "(differential) or a model (spec 4).")
     oracle_attempts: int = 1
     oracle_inputs: Literal["recorded", "perturbed", "generated", "guessed", "model"] | None = Field(
         None, description="Where the reference tests' inputs came from; all but guessed and model keep the "
@@ -59,9 +74,12 @@ class TestSynthesisMeta(_Model):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """Version 1 recorded the level of a fixed A′ (no longer made); its tasks carry their own verifier."""
+        """Version 1 recorded the level of a fixed A′ (no longer made); its tasks carry their own verifier.
+        Versions 1-3 had no oracle_origin: their oracle_kind implies it."""
         if isinstance(data, dict) and "aprime_level" in data:
             data = {k: v for k, v in data.items() if k != "aprime_level"}
+        if isinstance(data, dict) and "oracle_origin" not in data:
+            data = {**data, "oracle_origin": origin_of_kind(data.get("oracle_kind"))}
         return data
 
 

@@ -28,6 +28,7 @@ _SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K
 STATS_TABLES: dict[str, str] = {
     "per_repo": "repository", "per_strategy": "strategy", "per_mutation_kind": "mutation kind",
     "per_validation": "validation", "per_difficulty": "difficulty", "per_oracle_inputs": "oracle inputs",
+    "per_oracle_origin": "oracle origin",
 }
 # Where an oracle's inputs came from, when they keep the parameters' types (`InputSource`).
 TYPE_CONSISTENT_INPUTS = ("recorded", "perturbed", "generated")
@@ -46,6 +47,9 @@ class CardStats(BaseModel):
     per_difficulty: dict[str, int] = Field(default_factory=dict, description="task.toml's metadata.difficulty.")
     per_oracle_inputs: dict[str, int] = Field(
         default_factory=dict, description="Where the reference tests' inputs came from (unknown: older tasks).")
+    per_oracle_origin: dict[str, int] = Field(
+        default_factory=dict, description="Who wrote the reference tests: human (the change's developers), "
+                                          "differential (model-free search) or model (unknown: older tasks).")
     licenses: dict[str, str] = Field(description="Source repository → the Hub license id (or unknown).")
     dropped_dependencies: dict[str, list[str]] = Field(
         default_factory=dict, description="Run → optional test/dev dependencies its environment could not "
@@ -74,6 +78,7 @@ def compute_stats(tasks: Sequence[LocalTask]) -> CardStats:
         per_validation=_counts(t.status.value for t in tasks),
         per_difficulty=_counts(t.row.difficulty for t in tasks),
         per_oracle_inputs=_counts(t.row.oracle_inputs or UNKNOWN for t in tasks),
+        per_oracle_origin=_counts(t.row.oracle_origin or UNKNOWN for t in tasks),
         licenses=dict(sorted(licenses.items())),
     )
 

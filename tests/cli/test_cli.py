@@ -51,7 +51,7 @@ def _bad(tmp_path: Path, *args: str, env: dict[str, str] | None = None, cache: P
      (["--repo", str(EXAMPLE), "--ref", "main"], "needs a git repository"),
      (["--repo", str(EXAMPLE), "--config", "/no/such.toml"], "config file not found"),
      ([], "no repository given"),
-     (["--repo", str(EXAMPLE)], "strategy 'commit_pair' needs git history"),
+     (["--repo", str(EXAMPLE), "--pipeline-opt", "strategy=commit_pair"], "strategy 'commit_pair' needs git history"),
      # The model is checked before the source is opened or a container started (llm/preflight.py).
      (["--repo", str(EXAMPLE), "--llm", "scripted", "--llm-base-url", "http://127.0.0.1:9/v1"],
       "--llm scripted: litellm cannot tell which provider serves it"),

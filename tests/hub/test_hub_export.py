@@ -120,6 +120,7 @@ def test_card_front_matter_and_stats_match_the_manifest(make_dataset: Callable[.
     assert tables[STATS_TABLES["per_validation"]] == {"passed": 2, "failed": 1, "missing": 1}
     assert tables[STATS_TABLES["per_difficulty"]] == Counter(r.difficulty for r in rows)
     assert tables[STATS_TABLES["per_oracle_inputs"]] == Counter(r.oracle_inputs or "unknown" for r in rows)
+    assert tables[STATS_TABLES["per_oracle_origin"]] == Counter(r.oracle_origin or "unknown" for r in rows)
     typed = sum(r.oracle_inputs in ("recorded", "perturbed", "generated") for r in rows)
     assert f"{typed} of {len(rows)} reference test files call the function only with inputs that keep" in card
     assert "validation pass rate **50.0%**" in card

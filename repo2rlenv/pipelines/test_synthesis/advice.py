@@ -11,7 +11,14 @@ from pydantic import BaseModel, ConfigDict
 from repo2rlenv.pipelines.test_synthesis.candidates import SkipReason
 
 _MORE = "more candidates: --pipeline-opt limit=N tries further; --pipeline-opt max_per_function=N allows more per function"
-_STRATEGY = "another strategy: --pipeline-opt strategy=commit_pair (the repo's own bug fixes) or strategy=hybrid"
+# Filled in by `advise` with the strategies other than the run's own: advice never suggests the strategy
+# in use (issue 33: a commit_pair run on click was told to try strategy=commit_pair).
+_STRATEGY = "another strategy: {strategies}"
+STRATEGIES: dict[str, str] = {
+    "commit_pair": "--pipeline-opt strategy=commit_pair (the repo's own bug fixes)",
+    "hybrid": "--pipeline-opt strategy=hybrid (the repo's own changes first, then mutants)",
+    "mutation": "--pipeline-opt strategy=mutation (mutants of the covered functions)",
+}
 _LLM = ("an LLM oracle: --llm provider/model (oracle=auto then asks the model where the differential search "
         "finds no input)")
 
@@ -73,9 +80,15 @@ class Advice(BaseModel):
     line: str
 
 
+def _other_strategies(strategy: str | None) -> str:
+    others = [text for name, text in STRATEGIES.items() if name != strategy]
+    return " or ".join(others)
+
+
 def advise(skip_reasons: Counter[str] | dict[str, int], *, emitted: int, wanted: int,
-           candidates: int | None = None) -> Advice | None:
-    """None when the run emitted what was asked; else the funnel's dominant drop reason and what to try."""
+           candidates: int | None = None, strategy: str | None = None) -> Advice | None:
+    """None when the run emitted what was asked; else the funnel's dominant drop reason and what to try
+    (`strategy`, the run's own, is never suggested)."""
     if emitted >= wanted:
         return None
     drops = {k: v for k, v in dict(skip_reasons).items() if v and k not in _NOT_DROPS}
@@ -95,6 +108,7 @@ def advise(skip_reasons: Counter[str] | dict[str, int], *, emitted: int, wanted:
         reason, count = (best_after if best_after and best_after[1] >= wanted
                          else max(candidate_drops.items(), key=lambda kv: kv[1]))
     meaning, try_ = ADVICE.get(reason, _FUNCTION_FALLBACK if reason.startswith("function: ") else _FALLBACK)
+    try_ = try_.replace("{strategies}", _other_strategies(strategy))
     line = (f"emitted {emitted} of {wanted}: {meaning} ({reason}: {count}). To try: {try_}"
             if count else f"emitted {emitted} of {wanted}: {meaning}. To try: {try_}")
     return Advice(emitted=emitted, wanted=wanted, reason=reason, count=count, meaning=meaning, try_=try_, line=line)

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.pysource.functions import FunctionRecord
 
-# History: 1 = first version.
-CANDIDATE_SCHEMA_VERSION = 1
+# History: 1 = first version. 2 = test_files (the test files a real change touched; issue 33); version-1
+# rows read with none.
+CANDIDATE_SCHEMA_VERSION = 2
 
 
 class SkipReason(str, Enum):
@@ -94,6 +95,21 @@ class Candidate(BaseModel):
     files_b: dict[str, str] = Field(default_factory=dict, exclude=True,
                                     description="Path → full text on B, for every file B changes (not serialized).")
     diff: str = Field(description="Unified diff A → B (source files only).")
+    # A real change that carries its own tests (issue 33): A is its tree with the parent's tests, so the
+    # suite on A is the one that missed the difference, and the change's own tests are a candidate oracle.
+    test_files: list[str] = Field(default_factory=list, description="Test files the change touched (commit_pair).")
+    tests_a: dict[str, str | None] = Field(
+        default_factory=dict, exclude=True,
+        description="Test path → the parent's text written over the change's tree to make A (None: the change "
+                    "added it, so A has none); not serialized.")
+    notes_a: dict[str, str | None] = Field(
+        default_factory=dict, exclude=True,
+        description="Changelog, news-fragment or documentation path → the parent's text written over the "
+                    "change's tree to make A (None: the change added it); not serialized.")
+    tests_change: dict[str, str] = Field(
+        default_factory=dict, exclude=True,
+        description="Test path → the change's own text, for every test file it left in place (the human "
+                    "oracle's source); not serialized.")
     covering_tests: list[str] = Field(default_factory=list, description="Stable tests that run the function.")
     line_tests: list[str] = Field(default_factory=list, description="Stable tests that run the changed line.")
     gates: list[GateResult] = Field(default_factory=list)

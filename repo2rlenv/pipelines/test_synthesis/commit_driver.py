@@ -10,6 +10,10 @@ commit's pairs, with the reason, when:
   missing, a newer interpreter). Tests are matched by their name inside the file (`test_x[param]`), as
   suites move tests between files over time;
 - B's diff does not apply cleanly to the commit's tree, or the suite never imports the touched module.
+A change that carries its own tests is judged with the parent's version of those test files written over
+its tree (`Candidate.tests_a`): the suite on A is the one that missed the change. Where the change edited
+an existing test, the parent's version must still pass on A; when it fails there the existing suite
+already notices the change, and the commit is dropped with that reason (never a workspace of mixed tests).
 The pairs that are left are gated and synthesized against that session, baseline and tree, and the task
 carries the commit as its ref and the commit's tree as its environment.
 
@@ -30,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
-from repo2rlenv.errors import BaselineError, SandboxError
+from repo2rlenv.errors import BaselineError, SandboxError, SourceError
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
 from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate_runner_for
@@ -56,6 +60,7 @@ class CommitDrop(StrEnum):
     environment = "commit: environment does not build"
     suite_broken = "commit: suite does not run at the commit"
     suite_fails = "commit: suite fails at the commit"
+    parent_suite_notices = "commit: the parent's tests fail on the change (they notice it)"
     not_applying = "commit: B does not apply to the commit's tree"
     not_imported = "commit: module not imported by the suite"
 
@@ -105,6 +110,11 @@ class _Commit:
 
     sha: str
     tree: Path
+    # The parent's test files written over the commit's tree (a change that carries its own tests): A's
+    # suite is the parent's, the one that missed the change. The change's changelog, news fragments and
+    # documentation go back to the parent's too (nothing in A describes the change). Kept to rebuild A
+    # when the tree is released.
+    tests_a: dict[str, str | None] = dataclasses.field(default_factory=dict)
     baseline: BaselineReport | None = None
     key: str | None = None
     plan: InstallPlan | None = None
@@ -197,14 +207,30 @@ class CommitGating:
             raise ValueError(f"{cand.candidate_id} is not a commit pair")
         return cand.commit
 
-    def _commit(self, sha: str) -> _Commit:
+    def _commit(self, sha: str, group: list[Candidate]) -> _Commit:
         if sha not in self.commits:
-            tree = snapshot(self.source, sha, self.work_dir / "commits" / sha[:16])
-            self.commits[sha] = _Commit(sha=sha, tree=tree)
+            tests_a: dict[str, str | None] = {}
+            for cand in group:
+                tests_a.update({**cand.notes_a, **cand.tests_a})
+            self.commits[sha] = _Commit(sha=sha, tree=self._tree(sha, tests_a), tests_a=tests_a)
         return self.commits[sha]
 
+    def _tree(self, sha: str, tests_a: dict[str, str | None]) -> Path:
+        """A of the commit: its snapshot with the parent's version of the test and note files it touched."""
+        tree = snapshot(self.source, sha, self.work_dir / "commits" / sha[:16])
+        for rel, text in tests_a.items():
+            path = tree / rel
+            if not path.resolve().is_relative_to(tree.resolve()):
+                raise SourceError(f"commit {sha[:12]}: test path {rel!r} leaves the commit's tree")
+            if text is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+        return tree
+
     def _gate_commit(self, sha: str, group: list[Candidate]) -> None:
-        commit = self._commit(sha)
+        commit = self._commit(sha, group)
         active = self._activate(commit)
         notes = [GateResult(gate="environment", passed=commit.dropped is None or commit.key is not None,
                             detail=commit.key or "")]
@@ -255,7 +281,7 @@ class CommitGating:
         if commit.dropped is not None:
             return None
         if not commit.tree.exists():  # released earlier: its pairs come back (a rerun of the loop)
-            commit.tree = snapshot(self.source, commit.sha, self.work_dir / "commits" / commit.sha[:16])
+            commit.tree = self._tree(commit.sha, commit.tests_a)
         try:
             env = self.pool.session_for(commit.tree)
         except EnvironmentBuildError as exc:
@@ -282,7 +308,10 @@ class CommitGating:
         new_failures = sorted(n for n in failing_tests(baseline) if _name_in_file(n) not in known)
         if new_failures:
             shown = ", ".join(new_failures[:3]) + (f" and {len(new_failures) - 3} more" if len(new_failures) > 3 else "")
-            self._drop(commit, CommitDrop.suite_fails, f"{len(new_failures)} failing: {shown}")
+            # With the parent's tests on A, a failure is a parent test the change had to edit: the existing
+            # suite already tells A from B, so the change is no test gap (issue 33's rule for edited tests).
+            why = CommitDrop.parent_suite_notices if commit.tests_a else CommitDrop.suite_fails
+            self._drop(commit, why, f"{len(new_failures)} failing: {shown}")
             return
         commit.baseline = baseline
         commit.suite_note = (f"{len(baseline.stable_passing)} stable, {len(baseline.quarantined)} quarantined, "

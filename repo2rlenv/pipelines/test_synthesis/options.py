@@ -25,8 +25,11 @@ class TestSynthesisOptions(BaseModel):
 
     # --- what to mine ---------------------------------------------------------------------------
     limit: int = Field(50, ge=1, description="Most tasks to emit (bounds emitted tasks, not candidates tried).")
-    # The RFC's default: real history first; `mutation` works on any directory.
-    strategy: Strategy = Field("commit_pair", description="Where broken/fixed pairs come from.")
+    # Real history first, then mutants to fill `limit` (issue 33: `commit_pair` alone, the default before,
+    # made 0 of 5 tasks on click and requests). A plain directory has no history: mutants fill it all.
+    strategy: Strategy = Field(
+        "hybrid", description="Where broken/fixed pairs come from: `hybrid` (history, then mutants), "
+                              "`commit_pair` (history only) or `mutation`.")
     seed: int = Field(0, description="Seed for every sampling decision; the same seed gives the same dataset.")
     operators: list[str] | None = Field(
         None, description="Mutation operators to use (names from the operator table); default: all."
@@ -45,9 +48,10 @@ class TestSynthesisOptions(BaseModel):
     max_lines: int = Field(60, ge=1, description="Most changed lines a mined commit may have.")
     since: str | None = Field(None, description="Only commits after this date (git's date formats).")
     until: str | None = Field(None, description="Only commits before this date.")
-    # First-parent keeps to the mainline's own commits; on merge-based repos (pull requests) the
-    # interesting fixes sit on the side branches, so `false` walks every parent.
-    first_parent: bool = Field(True, description="Walk only first parents of the history (merges skipped either way).")
+    # First-parent walks the mainline, where a merged pull request is one merge commit: it is read as its
+    # change against its first parent (issue 33: on click 407 of 500 entries were merges, all skipped
+    # before). `false` walks the side-branch commits one by one instead, and skips the merges.
+    first_parent: bool = Field(True, description="Walk the mainline, merges read against their first parent; false: every commit, merges skipped.")
     # Issue 4's semantics: A is the commit's own tree and B its source diff reversed, each commit gated in
     # an environment built for its own dependency files (older commits can need older dependencies).
     # `ref` transplants the parent's function into the ref's file instead: one environment for every
@@ -101,8 +105,11 @@ class TestSynthesisOptions(BaseModel):
     agent_timeout_sec: float = Field(1800, gt=0, description="[agent] timeout_sec in task.toml.")
     # An egress guard for the agent: with "no-network" Harbor (>= 0.2x network policies) runs the agent
     # with no network, so nothing can be fetched from outside (a newer release of the repo, say).
-    agent_network: Literal["default", "no-network"] = Field(
-        "default", description="`no-network` writes [agent] network_mode so Harbor cuts the agent off the network.")
+    # `auto` (issue 33): a real-history task's fix is upstream, a fetch away, so its agent gets no network;
+    # a mutation task's B exists nowhere, and its tasks keep Harbor's default as before.
+    agent_network: Literal["auto", "default", "no-network"] = Field(
+        "auto", description="`no-network` writes [agent] network_mode so Harbor cuts the agent off the network; "
+                            "`auto`: no-network for real-history (commit_pair) tasks, Harbor's default for mutants.")
     verifier_timeout_sec: float = Field(600, gt=0, description="[verifier] timeout_sec in task.toml.")
     verifier_run_timeout_sec: float = Field(120, gt=0, description="Wall clock of one pytest run inside the verifier.")
     verifier_case_timeout_sec: float = Field(60, gt=0, description="Wall clock of one test case's call inside the verifier.")

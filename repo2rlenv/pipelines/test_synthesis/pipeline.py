@@ -49,13 +49,13 @@ PIPELINE_VERSION = "0.1.0"
 _MIN_BATCH, _MAX_BATCH, _BATCH_PER_TASK = 8, 64, 4
 
 
-def _oracle_inputs(dataset: DatasetPaths, task_ids: list[str]) -> dict[str, int]:
-    """How many of the tasks' oracles take their inputs from each source (task.toml's oracle_inputs)."""
+def _meta_counts(dataset: DatasetPaths, task_ids: list[str], field: str) -> dict[str, int]:
+    """How many of the tasks have each value of task.toml's test_synthesis `field` (oracle_inputs, ...)."""
     counts: Counter[str] = Counter()
     for task_id in task_ids:
         task = dataset.task(task_id)
         if task.task_toml.is_file():
-            counts[task.config().metadata.repo2env.test_synthesis.oracle_inputs or "unknown"] += 1
+            counts[getattr(task.config().metadata.repo2env.test_synthesis, field) or "unknown"] += 1
     return dict(counts)
 
 
@@ -189,14 +189,18 @@ class TestSynthesisPipeline:
                 processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share(),
                                            earlier=processed)
             result.details["spread"] = spread.summary(c for c in processed if c.status == "emitted")
-            result.details["oracle_inputs"] = _oracle_inputs(DatasetPaths(ctx.out_dir), result.emitted)
+            result.details["oracle_inputs"] = _meta_counts(DatasetPaths(ctx.out_dir), result.emitted, "oracle_inputs")
+            # Who wrote each oracle (issue 33): the developers of a real change, the search, or a model.
+            result.details["oracle_origin"] = _meta_counts(DatasetPaths(ctx.out_dir), result.emitted, "oracle_origin")
+            # How many came from history and how many from mutants (hybrid, the default, mixes them).
+            result.details["tasks_by_strategy"] = _meta_counts(DatasetPaths(ctx.out_dir), result.emitted, "strategy")
             if ledger is not None:
                 result.details["llm"] = ledger.totals().model_dump(mode="json")
             # Made beyond the limit: only because merges freed places.
             if len(result.emitted) > options.limit:
                 result.stages[REFILLED] = min(result.stages[MERGED], len(result.emitted) - options.limit)
             short = advise(result.skip_reasons, emitted=distinct(result), wanted=options.limit,
-                           candidates=result.stages.get("candidates"))
+                           candidates=result.stages.get("candidates"), strategy=options.strategy)
             if short is not None:
                 result.details["advice"] = short.model_dump()
             with rep.in_stage("emit"):
@@ -421,6 +425,13 @@ class TestSynthesisPipeline:
             typed = sum(n for source, n in inputs.items() if source in TYPE_CONSISTENT)
             ctx.reporter.info(f"oracles whose inputs keep the parameters' types: {typed} of {len(result.emitted)} ("
                               + ", ".join(f"{source} {n}" for source, n in sorted(inputs.items())) + ")")
+        by_strategy = result.details.get("tasks_by_strategy")
+        if result.emitted and by_strategy:
+            ctx.reporter.info(f"tasks from real history: {by_strategy.get('commit_pair', 0)}, "
+                              f"from mutants: {by_strategy.get('mutation', 0)}")
+        origins = result.details.get("oracle_origin")
+        if result.emitted and origins:
+            ctx.reporter.info("oracles written by: " + ", ".join(f"{origin} {n}" for origin, n in sorted(origins.items())))
         short = result.details.get("advice")
         if short:
             # The one line a user needs when the table shows nothing emitted (issue 14): why, and what to try.

@@ -15,7 +15,7 @@ from typing import Callable
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.llm.base import ChatClient
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult
 from repo2rlenv.pipelines.test_synthesis.emit import assemble
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for
 from repo2rlenv.pipelines.test_synthesis.emit.validation import TaskValidator
@@ -26,6 +26,7 @@ from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
 from repo2rlenv.pipelines.test_synthesis.oracle.search import (
     OracleFound,
     extend_oracle,
+    find_human,
     find_oracle,
     weakest_inputs,
 )
@@ -106,8 +107,7 @@ class Synthesizer:
         """The stages in order; the first drop ends the candidate. Passed late gates join its record."""
         ctx, opts = self.ctx, self.ctx.options
         test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
-        found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=opts,
-                            llm_client=ctx.llm_client)
+        found = self._oracle(cand, test_path)
         if isinstance(found, Drop):
             return found
         # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
@@ -125,6 +125,20 @@ class Synthesizer:
         spec = self._spec(cand, test_path, found, search, lines, kinds)
         return assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
 
+    def _oracle(self, cand: Candidate, test_path: str) -> OracleFound | Drop:
+        """The change's own tests first (recorded either way: why they were used, or why not), then the
+        search every candidate gets."""
+        ctx = self.ctx
+        human = find_human(cand, trials=self.trials, test_path=test_path, options=ctx.options)
+        if human is not None:
+            used = not isinstance(human, Drop)
+            why = human.detail if used else f"{human.reason}" + (f" ({human.detail})" if human.detail else "")
+            cand.apply(GateResult(gate="human oracle", passed=used, detail=why[:500]))
+            if used:
+                return human
+        return find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
+                           llm_client=ctx.llm_client)
+
     def _spec(self, cand: Candidate, test_path: str, found: OracleFound, search: SiblingSearch,
               lines: assemble.OracleLines, kinds: tuple[str, ...]) -> TaskSpec:
         ctx = self.ctx
@@ -136,7 +150,8 @@ class Synthesizer:
         return TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,
             repo_slug=ctx.repo_slug, ref=ctx.ref, pipeline_version=ctx.pipeline_version, candidate=cand,
-            oracle_source=search.oracle, oracle_kind=found.kind, oracle_attempts=found.attempts,
+            oracle_source=search.oracle, oracle_kind=found.kind, oracle_origin=found.origin,
+            oracle_attempts=found.attempts,
             synthesis_llm=found.model, oracle_inputs=weakest_inputs([found.inputs, *search.inputs]),
             b_crashes=bare is not None and self.trials.catches(bare, cand.files_b, test_path),
             twin_kinds=list(kinds), verifier_config=config.model_dump(mode="json"),

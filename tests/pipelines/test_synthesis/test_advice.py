@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from repo2rlenv.pipelines.test_synthesis.advice import ADVICE, advise
 from repo2rlenv.pipelines.test_synthesis.candidates import SkipReason
 
@@ -61,3 +63,13 @@ def test_survivors_enough_for_the_goal_point_past_the_gates():
     # Fewer survivors lost than the goal: the gates are the bottleneck (test_suite_kills_every_mutant).
     assert advise({**funnel, SkipReason.no_oracle.value: 2}, emitted=0, wanted=3, candidates=252).reason \
         == SkipReason.killed.value
+
+
+@pytest.mark.parametrize("strategy", ["commit_pair", "mutation", "hybrid", None])
+def test_advice_never_suggests_the_strategy_in_use(strategy):
+    funnel = {SkipReason.killed.value: 40}
+    advice = advise(funnel, emitted=0, wanted=3, candidates=40, strategy=strategy)
+    assert "another strategy:" in advice.try_
+    named = {s for s in ("commit_pair", "mutation", "hybrid") if f"strategy={s}" in advice.line}
+    assert named == {"commit_pair", "mutation", "hybrid"} - {strategy}
+    assert "{strategies}" not in advice.line

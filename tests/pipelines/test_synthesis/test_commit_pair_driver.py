@@ -196,3 +196,31 @@ def test_judge_at_commits_yields_each_commit_once_in_mined_order_and_opens_no_se
     # Nothing was gated, so no commit was snapshotted or given an environment; the summary is recorded.
     assert result.details["commit_pair"]["commits"] == 0 and result.stages["commit environments"] == 0
     assert list(judge_at_commits(ctx, options, shell, empty, [], result)) == []
+
+
+@pytest.mark.slow
+def test_a_change_carrying_tests_is_judged_with_the_parents_tests(make_repo, run_git, tmp_path, r2e_cache, request):
+    # `edited` changes add's result and edits the test that pinned it: the parent's test fails on A, so the
+    # existing suite notices the change and the commit is dropped. `added` fixes clamp with a new test file:
+    # A is judged without that file (the parent's suite), and its pair is gated.
+    root = make_repo({**FILES, "tinypkg/core.py": CORE.replace("value > high", "value >= high")})
+    added = _commit(root, run_git, {"tinypkg/core.py": CORE, "tests/test_new.py":
+                                    "from tinypkg.core import clamp\n\n\ndef test_top():\n"
+                                    "    assert clamp(10, 0, 10) == 10\n"}, "fix clamp, with a test")
+    edited = _commit(root, run_git, {"tinypkg/core.py": CORE.replace("total = a + b", "total = a + b + 0 * 1 + 1"),
+                                     "tests/test_core.py": TESTS.replace("== 3", "== 4")}, "add one, edit its test")
+    cands, source = _pairs(root, tmp_path)
+    assert [c.commit for c in cands] == [edited, added]
+    gating = _gating(source, _sandbox("local", r2e_cache, request), tmp_path)
+    try:
+        gating.check_many(cands)
+    finally:
+        gating.close()
+    by_commit = {c.commit: c for c in cands}
+    assert by_commit[edited].status == "dropped"
+    assert by_commit[edited].skip_reason == CommitDrop.parent_suite_notices.value
+    assert "test_add" in by_commit[edited].gates[-1].detail
+    assert by_commit[added].status == "kept", by_commit[added].gates
+    # The suite that ran on A was the parent's: the change's own test covers clamp but is not among them.
+    assert by_commit[added].covering_tests == ["tests/test_core.py::test_clamp_inside"]
+    assert gating.summary()["commits_dropped"] == {CommitDrop.parent_suite_notices.value: 1}

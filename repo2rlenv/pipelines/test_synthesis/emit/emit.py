@@ -26,11 +26,13 @@ from repo2rlenv.dataset.task_toml import (
     AgentSection,
     EnvironmentSection,
     Metadata,
+    OracleOrigin,
     Repo2EnvMeta,
     TaskInfo,
     TaskToml,
     TestSynthesisMeta,
     VerifierSection,
+    origin_of_kind,
 )
 from repo2rlenv.sandbox.dockerfile import render_dockerfile
 from repo2rlenv.sandbox.install import InstallPlan
@@ -53,6 +55,9 @@ class TaskSpec(BaseModel):
     candidate: Candidate
     oracle_source: str
     oracle_kind: str
+    oracle_origin: OracleOrigin | None = Field(
+        None, description="Who wrote the oracle: human, differential or model (task.toml's oracle_origin); "
+                          "None: the one `oracle_kind` implies.")
     oracle_attempts: int = 1
     oracle_inputs: str | None = Field(None, description="Where the oracle's inputs came from (task.toml's oracle_inputs).")
     b_crashes: bool = Field(False, description="The oracle's calls alone, nothing asserted, catch B (it raises where A returns).")
@@ -97,6 +102,11 @@ def render_task_dockerfile(base_image: str, plan: InstallPlan) -> str:
     return render_dockerfile("repo2rlenv.harbor_templates", "Dockerfile", plan, base_image)
 
 
+def _no_network(options: TestSynthesisOptions, cand: Candidate) -> bool:
+    """Whether the agent runs without network: asked for, or (`auto`) a real change whose fix is upstream."""
+    return options.agent_network == "no-network" or (options.agent_network == "auto" and cand.strategy == "commit_pair")
+
+
 def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
     cand = spec.candidate
     func = cand.function
@@ -107,7 +117,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
         baseline_full_coverage=bool(cand.baseline and not cand.baseline.uncovered),
         reward_mode=options.reward_mode, coverage_weight=options.coverage_weight,
         min_new_tests=options.min_new_tests, max_test_loc=options.max_test_loc,
-        oracle_kind=spec.oracle_kind, oracle_attempts=spec.oracle_attempts, oracle_inputs=spec.oracle_inputs,
+        oracle_kind=spec.oracle_kind, oracle_origin=spec.oracle_origin or origin_of_kind(spec.oracle_kind), oracle_attempts=spec.oracle_attempts, oracle_inputs=spec.oracle_inputs,
         test_path=spec.test_path,
         existing_test_files=spec.existing_test_files,
         twin_kinds=spec.twin_kinds, siblings=len(spec.sibling_diffs), mutation_weight=options.mutation_weight,
@@ -126,7 +136,7 @@ def build_task_toml(spec: TaskSpec, options: TestSynthesisOptions) -> TaskToml:
             pipeline_version=spec.pipeline_version, repo=spec.repo, ref=spec.ref, content_hash=content,
             synthesis_llm=spec.synthesis_llm, verifier_version=VERIFIER_VERSION, test_synthesis=meta)),
         agent=AgentSection(timeout_sec=options.agent_timeout_sec,
-                           network_mode="no-network" if options.agent_network == "no-network" else None),
+                           network_mode="no-network" if _no_network(options, cand) else None),
         verifier=VerifierSection(timeout_sec=options.verifier_timeout_sec,
                                  environment_mode="separate" if separate else None),
         environment=EnvironmentSection(build_timeout_sec=900, cpus=max(1.0, options.cpus),

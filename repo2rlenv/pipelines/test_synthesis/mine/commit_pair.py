@@ -1,9 +1,23 @@
 """The commit_pair miner: real commits that changed package source and no test, as broken/fixed pairs.
 
-History is walked back from the ref (first parent, merges skipped). A commit C is a candidate when it
+History is walked back from the ref in units (issue 33). On the first-parent walk (the default) a unit is
+one mainline entry: a commit, or a merge commit taken as its change against its first parent, which is
+how a pull request lands on a merge-based repo (its side-branch commits are never walked, so nothing is
+counted twice); squash-merged and rebased histories have no merges and every unit is a plain commit. With
+`first_parent=false` every commit is walked and merges are skipped, as their side commits are walked
+themselves. A unit C is a candidate when it
 changes one function F's code (its AST without docstrings and type annotations differs from that of C's
-parent) without touching a test, and F carries most of C's changed lines. Every commit that is not kept
-is counted under ``commit: <reason>``.
+parent) and F carries most of C's changed lines. Every unit that is not kept is counted under
+``commit: <reason>`` (one table, whatever the unit).
+
+A unit that also touches tests is kept with `pair_base=commit` only: A is then its tree with the parent's
+version of every test file it touched (`Candidate.tests_a`), so the suite on A is the one that missed the
+change, and the change's own test files (`Candidate.tests_change`) are the source of a human-written
+oracle (`oracle/human.py`). Against the ref it is dropped (`touches_tests`), as the ref's suite may
+already hold those tests.
+
+Nothing in A may describe the change either: the changelog entries, news fragments and documentation it
+touched are the parent's in A (`Candidate.notes_a`, `commit_source.is_note`).
 
 Two ways to pair (`pair_base`):
 - ``commit`` (issue 4): A = C's own tree, B = A with the parent's version of every package source file C
@@ -40,6 +54,7 @@ from repo2rlenv.pipelines.test_synthesis.mine.commit_source import (
     changed_line,
     changed_weights,
     free_names,
+    is_note,
     module_names,
 )
 from repo2rlenv.pysource.functions import (  # the target rules of function discovery
@@ -121,6 +136,17 @@ class _Miner:
             return None
         return blob.data_stream.read().decode("utf-8")
 
+    def _notes(self, parent: "git.Commit", paths: list[str]) -> dict[str, str | None]:
+        """The parent's text of each note file; a binary one (an image of the docs) stays as the change
+        left it, as it says little in words."""
+        found: dict[str, str | None] = {}
+        for path in paths:
+            try:
+                found[path] = self._read(parent, path)
+            except UnicodeDecodeError:
+                continue
+        return found
+
     def _ref(self, path: str) -> tuple[FileVersion, set[str] | None]:
         if path not in self.ref_files:
             version = FileVersion.parse((self.a_dir / path).read_text(encoding="utf-8"), path)
@@ -136,7 +162,8 @@ class _Miner:
                    and (found[1] is not None or self.options.pair_base == "commit")}
         if not sources:
             return CommitSkip.no_source
-        if any(self.layout.is_test(p) for p in paths):
+        tests = [p for p in paths if self.layout.is_test(p)]
+        if tests and self.options.pair_base == "ref":
             return CommitSkip.touches_tests
         if len(sources) > self.options.max_files:
             return CommitSkip.too_many_files
@@ -177,7 +204,15 @@ class _Miner:
         old, new = versions[path]
         assert old is not None and new is not None
         if self.options.pair_base == "commit":
-            return self._reverse(commit, path, sources[path][0], key, texts, old, new)
+            notes = [p for p in paths if p not in sources and p not in tests and is_note(p)]
+            try:
+                test_texts: _Texts = {p: (self._read(parent, p), self._read(commit, p)) for p in tests}
+            except UnicodeDecodeError:  # a binary fixture: A could not be written without it
+                return CommitSkip.unreadable
+            cand = self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts)
+            if isinstance(cand, Candidate):
+                cand.notes_a = self._notes(parent, notes)
+            return cand
         ref_path = sources[path][1]
         assert ref_path is not None
         return self._transplant(commit, ref_path, key, old, new)
@@ -194,8 +229,9 @@ class _Miner:
         return None
 
     def _reverse(self, commit: "git.Commit", path: str, module: str, key: tuple[str, int], texts: _Texts,
-                 old: FileVersion, new: FileVersion) -> Candidate | CommitSkip:
-        """A = the commit's tree; B = A with the parent's version of every source file the commit touched."""
+                 old: FileVersion, new: FileVersion, tests: _Texts) -> Candidate | CommitSkip:
+        """A = the commit's tree with the parent's tests; B = A with the parent's version of every source
+        file the commit touched."""
         span = new.spans[key]
         record = self._record_at_commit(path, module, new.text, span.node.lineno)
         if record is None:
@@ -214,7 +250,9 @@ class _Miner:
             candidate_id=candidate_id("commit_pair", "commit", commit.hexsha, path, record.qualname),
             strategy="commit_pair", function=record, commit=commit.hexsha,
             line=changed_line(new.segment(span), old.segment(old.spans[key]), span.start, set(record.body_lines)),
-            files_b=files_b, diff=diff,
+            files_b=files_b, diff=diff, test_files=sorted(tests),
+            tests_a={p: before for p, (before, _) in tests.items()},
+            tests_change={p: after for p, (_, after) in tests.items() if after is not None},
         )
 
     def _transplant(self, commit: "git.Commit", ref_path: str, key: tuple[str, int], old: FileVersion,
@@ -282,9 +320,9 @@ def mine_commit_pairs(source: RepoSource, ref_commit: str | None, a_dir: Path, b
 
     `a_dir` is the snapshot of `ref_commit`: A itself with `pair_base=ref`, the layout that decides which
     paths are package source either way (`baseline`, the suite at the ref, is read with `ref` only).
-    `first_parent=False` also walks the commits that merges
-    brought in (repos that land every change through a merge have few others). Raises `NoHistoryError`
-    (a `SourceError`) for a plain directory, and for a shallow clone that ends before any candidate.
+    With `first_parent` (the default) a merge is a unit like any commit, read against its first parent (a
+    merged pull request); `first_parent=False` walks the side-branch commits instead and skips merges.
+    Raises `NoHistoryError` (a `SourceError`) for a plain directory, and for a shallow clone that ends before any candidate.
     """
     import git
 
@@ -304,7 +342,7 @@ def mine_commit_pairs(source: RepoSource, ref_commit: str | None, a_dir: Path, b
                 # Its parents are not in the clone: nothing older can be read.
                 boundary = commit.hexsha
                 outcome: Candidate | CommitSkip = CommitSkip.shallow_boundary
-            elif len(commit.parents) > 1:
+            elif len(commit.parents) > 1 and not first_parent:
                 outcome = CommitSkip.merge
             elif not commit.parents:
                 outcome = CommitSkip.root

@@ -72,6 +72,22 @@ class Layout:
         return found[1] if found else None
 
 
+# Files that describe a change rather than make it (issue 33, "no way back to the change"): a changelog,
+# release notes, a news fragment, the documentation. A real-history task's A takes them from the parent,
+# else the agent could read what changed, and so where B differs, in its own workspace.
+_NOTE_DIRS = frozenset({"docs", "doc", "changelog.d", "changes", "newsfragments", "news", "changelog"})
+_NOTE_STEMS = ("CHANGES", "CHANGELOG", "NEWS", "HISTORY", "RELEASE", "WHATSNEW")
+
+
+def is_note(path: str) -> bool:
+    """Whether `path` describes changes (changelog, news fragment, documentation) rather than code."""
+    pure = PurePosixPath(path)
+    if pure.parts and pure.parts[0].lower() in _NOTE_DIRS:
+        return True
+    # A module named so (`changes.py`) is code, whatever its name says.
+    return pure.suffix != ".py" and pure.name.upper().startswith(_NOTE_STEMS)
+
+
 DefNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 

@@ -3,13 +3,16 @@ the first ones miss.
 
 `find_oracle` serves every `oracle` option: `llm` asks the model alone; `differential`, `hybrid` and
 `auto` go through `synthesize_hybrid`, the differential oracle first (no model, no cost) and the LLM
-oracle when it finds nothing and a client is given. `extend_oracle` is the model-free search run for a
+oracle when it finds nothing and a client is given. Before it, the driver asks `find_human` for a real
+change that carried its own tests (`human.py`, issue 33), records its answer, and falls back to
+`find_oracle` when it gives none. `extend_oracle` is the model-free search run for a
 sibling (`gate/siblings.py`), merged into the oracle. Both return what they found or a `Drop`/None; they
 never touch the candidate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.baseline.runner import SuiteRunner
+from repo2rlenv.dataset.task_toml import origin_of_kind
 from repo2rlenv.llm.base import ChatClient
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, SkipReason
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
@@ -28,6 +32,7 @@ from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import
 )
 from repo2rlenv.pipelines.test_synthesis.oracle.llm.context import OracleContext, context_for_candidate
 from repo2rlenv.pipelines.test_synthesis.oracle.llm.llm_oracle import LLMOracleResult, synthesize_llm
+from repo2rlenv.pipelines.test_synthesis.oracle.human import find_human_oracle
 from repo2rlenv.pipelines.test_synthesis.oracle.merge import merge_tests
 from repo2rlenv.pipelines.test_synthesis.oracle.sandbox_runner import VariantRunner
 from repo2rlenv.pipelines.test_synthesis.trials import Trials
@@ -45,6 +50,7 @@ class OracleSource(StrEnum):
 
     DIFFERENTIAL = "differential"
     LLM = "llm"
+    HUMAN = "human"
 
 
 class HybridResult(BaseModel):
@@ -112,6 +118,8 @@ class OracleFound:
     attempts: int  # model replies spent (at least 1, as task.toml has always counted)
     model: str | None  # the model that wrote it, if one did
     inputs: str  # where its inputs came from: an `InputSource` value, or "model"
+    origin: str = "differential"  # `oracle_origin`: human, differential or model
+    detail: str = ""  # for a human oracle, the cases kept and their file
 
 
 def oracle_kind(options: TestSynthesisOptions, llm_client: ChatClient | None) -> str:
@@ -121,9 +129,30 @@ def oracle_kind(options: TestSynthesisOptions, llm_client: ChatClient | None) ->
     return options.oracle
 
 
+def find_human(cand: Candidate, *, trials: Trials, test_path: str,
+               options: TestSynthesisOptions) -> OracleFound | Drop | None:
+    """The change's own fail-to-pass cases as the oracle, why they are none, or None for a candidate that
+    carries no tests (a mutant, a source-only change)."""
+    if not cand.tests_change:
+        return None
+    human = find_human_oracle(cand, trials=trials, test_path=test_path, options=options)
+    if isinstance(human, Drop):
+        return human
+    # Developers' inputs from the repo's own tests: "recorded", as inputs harvested from the suite.
+    return OracleFound(human.source, OracleSource.HUMAN.value, 1, None, "recorded", origin="human",
+                       detail=f"{len(human.cases)} case(s) of {human.from_file}: " + ", ".join(human.cases))
+
+
 def find_oracle(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
                 options: TestSynthesisOptions, llm_client: ChatClient | None) -> OracleFound | Drop:
     """The oracle for `cand`, written to pass on A and fail on B, or why there is none."""
+    found = _search(cand, suite=suite, a_dir=a_dir, test_path=test_path, options=options, llm_client=llm_client)
+    return found if isinstance(found, Drop) else dataclasses.replace(found, origin=origin_of_kind(found.kind))
+
+
+def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
+            options: TestSynthesisOptions, llm_client: ChatClient | None) -> OracleFound | Drop:
+    """The differential and model oracles, as the `oracle` option asks."""
     runner = VariantRunner(suite, cand.files_b, timeout=options.mutant_timeout_sec * 4)
     context = context_for_candidate(cand, a_dir, test_path, options)
     kind = oracle_kind(options, llm_client)

@@ -117,3 +117,14 @@ def test_agent_network_guard(spec_and_repo, tmp_path):
     assert TaskToml.from_toml(guarded.task_toml.read_text()).agent.network_mode == "no-network"
     plain = write_task(spec, TestSynthesisOptions(), root, tmp_path / "b")
     assert "network_mode" not in plain.task_toml.read_text()
+
+
+def test_a_real_history_task_keeps_its_agent_off_the_network_by_default(spec_and_repo, tmp_path):
+    spec, root = spec_and_repo
+    assert spec.candidate.strategy == "mutation"
+    real = spec.model_copy(update={"candidate": spec.candidate.model_copy(
+        update={"strategy": "commit_pair", "commit": "a" * 40, "operator": None, "mutation_kind": None})})
+    task = write_task(real, TestSynthesisOptions(), root, tmp_path / "a")
+    assert TaskToml.from_toml(task.task_toml.read_text()).agent.network_mode == "no-network"
+    asked = write_task(real, TestSynthesisOptions(agent_network="default"), root, tmp_path / "b")
+    assert "network_mode" not in asked.task_toml.read_text()

@@ -17,6 +17,7 @@ from repo2rlenv.errors import SourceError
 from repo2rlenv.generate import run_generate
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import CommitSkip, mine_commit_pairs
+from repo2rlenv.pipelines.test_synthesis.mine.commit_source import is_note
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.progress import Reporter
 from repo2rlenv.sources import resolve_commit, resolve_source, snapshot
@@ -130,8 +131,6 @@ def test_a_fix_without_tests_becomes_a_candidate(history, tmp_path, pair_base):
 def _drop_cases() -> list[tuple[str, dict[str, str], dict[str, object], CommitSkip]]:
     """(case, files the commit writes, options, the reason it is dropped for); the parent is FILES."""
     return [
-        ("test touched", {"tinypkg/core.py": BUGGY, "tests/test_core.py": TESTS + "# more\n"}, {},
-         CommitSkip.touches_tests),
         ("docstring only", {"tinypkg/core.py": CORE.replace("    total =", '    """Sum."""\n    total =')}, {},
          CommitSkip.cosmetic),
         ("formatting only", {"tinypkg/core.py": CORE.replace("a + b", "(a +\n             b)  # sum")}, {},
@@ -158,6 +157,47 @@ def test_commits_are_dropped_with_their_reason(history, tmp_path, case, files, o
     cands, skipped, _ = mine(repo.root, tmp_path, pair_base=pair_base, **opts)
     assert cands == []
     assert skipped == {key(reason): 1, key(CommitSkip.root): 1}
+
+
+def test_a_change_touching_tests_is_dropped_against_the_ref(history, tmp_path):
+    repo = history()
+    repo.commit({"tinypkg/core.py": BUGGY, "tests/test_core.py": TESTS + "# more\n"}, "test touched")
+    cands, skipped, _ = mine(repo.root, tmp_path, pair_base="ref")
+    assert cands == [] and skipped == {key(CommitSkip.touches_tests): 1, key(CommitSkip.root): 1}
+
+
+def test_a_change_carrying_its_own_tests_keeps_the_parents_tests_for_a(history, tmp_path):
+    repo = history(**{"tinypkg/core.py": BUGGY})
+    new_test = "from tinypkg.core import clamp\n\n\ndef test_high():\n    assert clamp(9, 0, 5) == 5\n"
+    fix = repo.commit({"tinypkg/core.py": CORE, "tests/test_core.py": TESTS + "# edited\n",
+                       "tests/test_clamp.py": new_test}, "fix clamp, with tests")
+    (cand,), skipped, _ = mine(repo.root, tmp_path)
+    assert cand.commit == fix and cand.function.qualname == "clamp" and cand.files_b == {"tinypkg/core.py": BUGGY}
+    assert cand.test_files == ["tests/test_clamp.py", "tests/test_core.py"]
+    # A gets the parent's tests back (an added file goes away); the change's own are the oracle's source.
+    assert cand.tests_a == {"tests/test_core.py": TESTS, "tests/test_clamp.py": None}
+    assert cand.tests_change == {"tests/test_core.py": TESTS + "# edited\n", "tests/test_clamp.py": new_test}
+    assert "tests/" not in cand.diff and "tests_a" not in cand.model_dump_json()
+
+
+def test_a_changes_changelog_news_and_docs_come_from_the_parent(history, tmp_path):
+    repo = history(**{"tinypkg/core.py": BUGGY, "CHANGES.rst": "Version 1\n", "docs/api.rst": "clamp\n"})
+    repo.commit({"tinypkg/core.py": CORE, "CHANGES.rst": "Version 2\n- Fix clamp at the top.\n",
+                 "docs/api.rst": "clamp returns high above it\n", "changes/12.bugfix": "clamp fixed\n",
+                 "README.md": "hello\n"}, "fix clamp, noted")
+    (cand,), _, _ = mine(repo.root, tmp_path)
+    # The news fragment the change added goes; README is no changelog and stays as the change left it.
+    assert cand.notes_a == {"CHANGES.rst": "Version 1\n", "docs/api.rst": "clamp\n", "changes/12.bugfix": None}
+    assert cand.test_files == [] and "notes_a" not in cand.model_dump_json()
+
+
+@pytest.mark.parametrize("path,note", [
+    ("CHANGES.rst", True), ("CHANGELOG.md", True), ("HISTORY.txt", True), ("NEWS", True),
+    ("changelog.d/123.fix.md", True), ("newsfragments/1.feature", True), ("docs/index.rst", True),
+    ("README.md", False), ("src/pkg/changes.py", False), ("tests/test_changes.py", False),
+])
+def test_which_paths_describe_a_change(path, note):
+    assert is_note(path) is note
 
 
 def _apply(cand: Candidate, tree: dict[str, str]) -> dict[str, str | None]:
@@ -312,19 +352,48 @@ def test_since_until_and_max_commits_bound_the_walk(dated, tmp_path, opts, years
     assert walked == scanned
 
 
-def test_merges_are_skipped_and_first_parent_is_the_default(history, tmp_path, run_git):
+def _pull_request_history(history, run_git) -> tuple[History, dict[str, str]]:
+    """main: a broken add and clamp; a side branch fixes add in two commits (one cosmetic); main fixes clamp
+    meanwhile; the branch lands as a --no-ff merge (a pull request)."""
     repo = history(**{"tinypkg/core.py": BUGGY.replace("a + b", "a - b")})
     run_git(repo.root, "checkout", "-q", "-b", "feature")
     side = repo.commit({"tinypkg/core.py": BUGGY}, "fix add on a branch")
+    tidy = repo.commit({"tinypkg/core.py": BUGGY.replace("    total =", "    # sum\n    total =")}, "tidy")
     run_git(repo.root, "checkout", "-q", "main")
     main_fix = repo.commit({"tinypkg/core.py": CORE.replace("a + b", "a - b")}, "fix clamp on main")
-    run_git(repo.root, "merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    run_git(repo.root, "merge", "-q", "--no-ff", "-m", "Merge pull request #1 from feature", "feature")
+    return repo, {"side": side, "tidy": tidy, "main_fix": main_fix, "merge": repo.head()}
+
+
+def test_a_merged_pull_request_is_one_unit_against_its_first_parent(history, tmp_path, run_git):
+    repo, shas = _pull_request_history(history, run_git)
     cands, skipped, scanned = mine(repo.root, tmp_path)
-    assert [c.commit for c in cands] == [main_fix]
-    assert skipped[key(CommitSkip.merge)] == 1 and scanned == 3
-    # Without first-parent the branch's own commit is walked too.
-    cands, _, scanned = mine(repo.root, tmp_path, first_parent=False)
-    assert {c.commit for c in cands} == {main_fix, side} and scanned == 4
+    # The merge is read against main's state before it: the pull request's whole change (add fixed),
+    # and its side commits are never walked, so nothing is counted twice.
+    assert [c.commit for c in cands] == [shas["merge"], shas["main_fix"]] and scanned == 3
+    assert skipped == {key(CommitSkip.root): 1}
+    merged = cands[0]
+    assert merged.function.qualname == "add" and merged.files_b["tinypkg/core.py"] == CORE.replace("a + b", "a - b")
+    assert "-    total = a + b\n+    total = a - b\n" in merged.diff
+
+
+def test_walking_every_parent_skips_merges_and_reads_side_commits(history, tmp_path, run_git):
+    repo, shas = _pull_request_history(history, run_git)
+    cands, skipped, scanned = mine(repo.root, tmp_path, first_parent=False)
+    assert {c.commit for c in cands} == {shas["main_fix"], shas["side"]} and scanned == 5
+    assert skipped == {key(CommitSkip.merge): 1, key(CommitSkip.cosmetic): 1, key(CommitSkip.root): 1}
+
+
+def test_squash_merged_history_is_plain_commits(history, tmp_path, run_git):
+    repo = history(**{"tinypkg/core.py": BUGGY.replace("a + b", "a - b")})
+    run_git(repo.root, "checkout", "-q", "-b", "feature")
+    repo.commit({"tinypkg/core.py": BUGGY}, "fix add on a branch")
+    run_git(repo.root, "checkout", "-q", "main")
+    run_git(repo.root, "merge", "-q", "--squash", "feature")
+    run_git(repo.root, "commit", "-q", "-m", "Fix add (#1)")
+    squashed = repo.head()
+    (cand,), skipped, scanned = mine(repo.root, tmp_path)
+    assert cand.commit == squashed and cand.function.qualname == "add" and scanned == 2
 
 
 def test_plain_directory_is_a_clear_source_error(make_repo, tmp_path):
