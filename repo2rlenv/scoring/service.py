@@ -126,10 +126,11 @@ class ScoringService:
         self._admit.release()
 
     def retry_after(self) -> int:
-        """Seconds until a slot is likely free: the queue ahead, drained at the recent median latency."""
-        p50 = self.metrics.latency().p50 or 2.0
-        waiting = self.queue_depth() + 1
-        return max(1, math.ceil(p50 * waiting / self.limits.concurrency))
+        """Seconds until a slot is likely free. By Little's law the admitted requests finish at
+        in_flight / latency a second, so one of them frees its slot every latency / in_flight seconds
+        (the recent median latency, which already includes waiting in the queue)."""
+        p50 = self.metrics.latency().p50 or 2.0  # before any score: about one grading
+        return max(1, math.ceil(p50 / max(1, self.in_flight())))
 
     # -- state ---------------------------------------------------------------------------------------------
 

@@ -64,7 +64,9 @@ class Gated:
 
 def test_admission_is_bounded_and_the_hint_counts_the_queue():
     backend = Gated(concurrency=1)
-    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=2))
+    metrics = Metrics()
+    metrics.scored(Score(task_id="t", reward=1.0), 12.0)  # the recent median latency: 12 s
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=2), metrics)
     answers: list[Score] = []
     threads = [threading.Thread(target=lambda: answers.append(service.score(ScoreRequest(task_id="t", source="x"))))
                for _ in range(3)]
@@ -76,13 +78,13 @@ def test_admission_is_bounded_and_the_hint_counts_the_queue():
     assert service.queue_depth() == 2
     with pytest.raises(Busy) as busy:
         service.score(ScoreRequest(task_id="t", source=None))
-    assert busy.value.retry_after_sec == 6  # no latency yet: 2 s a score, 3 ahead, 1 at a time
+    assert busy.value.retry_after_sec == 4  # 3 admitted, each 12 s from admission to answer: one leaves every 4 s
     backend.release.set()
     for thread in threads:
         thread.join(10)
     assert [a.reward for a in answers] == [1.0] * 3 and service.in_flight() == 0
     snapshot = service.snapshot()
-    assert snapshot.rejected == {"busy": 1} and snapshot.scores_total == 3
+    assert snapshot.rejected == {"busy": 1} and snapshot.scores_total == 4
     service.close()
     assert backend.closed
     with pytest.raises(Closing):
