@@ -295,10 +295,11 @@ def audit(dataset: Path, images: bool, as_json: bool) -> None:
 def _register_commands() -> None:
     # One module per command group; importing them loads no heavy library.
     from repo2rlenv.cli.hub import COMMANDS as HUB_COMMANDS
+    from repo2rlenv.cli.serve import COMMANDS as SERVE_COMMANDS
     from repo2rlenv.cli.solver import COMMANDS as SOLVER_COMMANDS
     from repo2rlenv.cli.upgrade import COMMANDS as UPGRADE_COMMANDS
 
-    for command in [*HUB_COMMANDS, *SOLVER_COMMANDS, *UPGRADE_COMMANDS]:
+    for command in [*HUB_COMMANDS, *SERVE_COMMANDS, *SOLVER_COMMANDS, *UPGRADE_COMMANDS]:
         main.add_command(command)
 
 

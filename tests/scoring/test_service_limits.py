@@ -1,0 +1,103 @@
+"""The service's bookkeeping without Docker: percentiles, the rate window, admission to the bounded queue and
+its retry hint, the timeout's slot kept until the grading ends. The backend is a stand-in that holds each
+score until the test lets it go, so "the queue is full" is a state the test sets, not a race it hopes for."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from repo2rlenv.scoring.metrics import Metrics, percentile
+from repo2rlenv.scoring.models import Score, ScoreError
+from repo2rlenv.scoring.service import Busy, Closing, ScoringService, ServiceLimits
+from repo2rlenv.scoring.wire import ScoreRequest
+
+
+@pytest.mark.parametrize("values, p, expected", [
+    ([], 0.5, None),
+    ([3.0], 0.5, 3.0),
+    ([3.0], 0.99, 3.0),
+    ([1.0, 2.0, 3.0, 4.0], 0.5, 2.0),
+    ([float(i) for i in range(1, 101)], 0.99, 99.0),
+    ([float(i) for i in range(1, 101)], 1.0, 100.0),
+])
+def test_percentile_is_nearest_rank(values, p, expected):
+    assert percentile(values, p) == expected
+
+
+def test_rate_counts_the_last_minute_only():
+    now = [0.0]
+    metrics = Metrics(clock=lambda: now[0])
+    ok = Score(task_id="t", reward=1.0)
+    for _ in range(30):
+        metrics.scored(ok, 1.0)
+    now[0] = 10.0
+    assert metrics.rate() == pytest.approx(3.0)  # 30 scores over the 10 s the service has been up
+    now[0] = 100.0
+    assert metrics.rate() == 0.0
+    metrics.scored(Score(task_id="t", reward=None, error=ScoreError.sandbox), 2.0)
+    assert metrics.totals()[:2] == (31, {"sandbox": 1})
+
+
+class Gated:
+    """A backend whose scores wait for `release`; it bounds running scores like DatasetScorer does."""
+
+    def __init__(self, concurrency: int):
+        self.release = threading.Event()
+        self.started = threading.Semaphore(0)
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self.closed = False
+
+    def score(self, task_id: str, test_source: str | None) -> Score:
+        with self._slots:
+            self.started.release()
+            self.release.wait(30)
+            return Score(task_id=task_id, reward=1.0 if test_source else 0.0)
+
+    def task_ids(self) -> list[str]:
+        return ["t"]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_admission_is_bounded_and_the_hint_counts_the_queue():
+    backend = Gated(concurrency=1)
+    metrics = Metrics()
+    metrics.scored(Score(task_id="t", reward=1.0), 12.0)  # the recent median latency: 12 s
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=2), metrics)
+    answers: list[Score] = []
+    threads = [threading.Thread(target=lambda: answers.append(service.score(ScoreRequest(task_id="t", source="x"))))
+               for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    assert backend.started.acquire(timeout=10)
+    while service.in_flight() < 3:
+        threading.Event().wait(0.01)
+    assert service.queue_depth() == 2
+    with pytest.raises(Busy) as busy:
+        service.score(ScoreRequest(task_id="t", source=None))
+    assert busy.value.retry_after_sec == 4  # 3 admitted, each 12 s from admission to answer: one leaves every 4 s
+    backend.release.set()
+    for thread in threads:
+        thread.join(10)
+    assert [a.reward for a in answers] == [1.0] * 3 and service.in_flight() == 0
+    snapshot = service.snapshot()
+    assert snapshot.rejected == {"busy": 1} and snapshot.scores_total == 4
+    service.close()
+    assert backend.closed
+    with pytest.raises(Closing):
+        service.score(ScoreRequest(task_id="t", source=None))
+
+
+def test_a_timed_out_request_keeps_its_slot_until_the_grading_ends():
+    backend = Gated(concurrency=1)
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=0, score_timeout_sec=0.05))
+    score = service.score(ScoreRequest(task_id="t", source="x"))
+    assert score.reward is None and score.error is ScoreError.timeout
+    with pytest.raises(Busy):  # the grading still runs: the one slot is still taken
+        service.score(ScoreRequest(task_id="t", source="x"))
+    backend.release.set()
+    service.close()  # waits for it
+    assert service.in_flight() == 0
