@@ -8,8 +8,13 @@ For every task, graded in Docker exactly as validation grades (`validate.TaskRun
   (c) B only      the reference tests cut to the one test function that catches B and the fewest siblings
                   (module-level code kept): what a file aimed at the one change it guessed earns;
   (d) no asserts  the reference tests with every assertion turned into a bare call (`assert f(x) == y`
-                  becomes `f(x)`, `pytest.raises` blocks swallow the exception): calls that check nothing.
-Prints one row per submission kind (mean, min, max, how many tasks) and each task's four rewards.
+                  becomes `f(x)`, `pytest.raises` blocks swallow the exception): calls that check nothing;
+  (e) B only + calls           (c) plus the oracle's other tests as bare calls, in tests of their own: what
+                               calls that assert nothing add to a weak file (issue 31, item 2);
+  (f) B only + calls inside    the same calls moved into (c)'s killing test (tests without parameters):
+                               what a rule crediting only the lines of cases that catch a change would
+                               still pay, since the calls now run inside such a case.
+Prints one row per submission kind (mean, min, max, how many tasks) and each task's rewards.
 A user expects a > c > d = 0 and b = 0 (the suite misses B by construction).
 """
 
@@ -28,7 +33,7 @@ from repo2rlenv.sandbox.docker import docker_client
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.validate import TaskRunner, _existing_tests_text, build_task_image
 
-KINDS = ("oracle", "own tests", "B only", "no asserts")
+KINDS = ("oracle", "own tests", "B only", "no asserts", "B only + calls", "B only + calls inside")
 
 
 def _is_test(node: ast.stmt) -> bool:
@@ -46,8 +51,8 @@ def no_asserts(source: str) -> str:
     return calls_only(source) or source
 
 
-def _b_only(oracle_source: str, details: dict) -> str | None:
-    """The test (function or class) of the oracle that kills B and the fewest siblings."""
+def _killer(oracle_source: str, details: dict) -> str | None:
+    """The name of the oracle's test (function or class) that kills B and the fewest siblings."""
     kills = details.get("kills") or {}
     by_test: dict[str, int] = {}
     for case in kills.get("B", []):
@@ -57,7 +62,36 @@ def _b_only(oracle_source: str, details: dict) -> str | None:
         by_test[test] = min(by_test.get(test, siblings), siblings)
     if not by_test:
         return None
-    return only_test(oracle_source, min(sorted(by_test), key=by_test.get))
+    return min(sorted(by_test), key=by_test.get)
+
+
+def _b_only(oracle_source: str, details: dict) -> str | None:
+    """The oracle cut to its test that kills B and the fewest siblings."""
+    name = _killer(oracle_source, details)
+    return only_test(oracle_source, name) if name else None
+
+
+def with_calls(oracle_source: str, details: dict, *, inside: bool) -> str | None:
+    """(e) or (f): the B-only file plus the oracle's other tests turned into bare calls, as tests of
+    their own or (`inside`) appended to the killing test's body (parameterless top-level tests only,
+    whose bodies need no fixture)."""
+    name = _killer(oracle_source, details)
+    bare = calls_only(oracle_source)
+    if not name or not bare:
+        return None
+    tree, calls = ast.parse(oracle_source), ast.parse(bare)
+    others = [n for n in calls.body if _is_test(n) and n.name != name]
+    tree.body = [n for n in tree.body if not _is_test(n) or n.name == name]
+    if not inside:
+        tree.body += others
+        return ast.unparse(tree) + "\n"
+    killer = next(n for n in tree.body if _is_test(n) and n.name == name)
+    plain = [n for n in others if isinstance(n, ast.FunctionDef) and not n.args.args and not n.decorator_list]
+    if not isinstance(killer, ast.FunctionDef) or not plain:
+        return None
+    for fn in plain:
+        killer.body += fn.body
+    return ast.unparse(tree) + "\n"
 
 
 def grade_task(client, task: TaskPaths, limits: Limits) -> dict[str, float | None]:
@@ -71,6 +105,9 @@ def grade_task(client, task: TaskPaths, limits: Limits) -> dict[str, float | Non
     cut = _b_only(oracle_source, oracle.details)
     out["B only"] = runner.trial(runner.submit_text(cut)).reward if cut else None
     out["no asserts"] = runner.trial(runner.submit_text(no_asserts(oracle_source))).reward
+    for kind, inside in (("B only + calls", False), ("B only + calls inside", True)):
+        text = with_calls(oracle_source, oracle.details, inside=inside)
+        out[kind] = runner.trial(runner.submit_text(text)).reward if text else None
     out["siblings"] = len(list(task.siblings.glob("*.diff"))) if task.siblings.is_dir() else 0
     return out
 
