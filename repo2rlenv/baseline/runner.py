@@ -208,11 +208,13 @@ def _failed(run: SuiteRun, message: str) -> BaselineError:
 
 
 def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
-                 progress: Callable[[str], None] | None = None) -> BaselineReport:
-    """Run the suite on A with coverage, rerun it, and sort tests into gates and quarantine."""
+                 progress: Callable[[str], None] | None = None, tests: list[str] | None = None) -> BaselineReport:
+    """Run the suite on A with coverage, rerun it, and sort tests into gates and quarantine. `tests`: the
+    test files (or node ids) to run instead of the whole suite."""
     say = progress or (lambda _msg: None)
-    say("running the existing suite with per-test coverage")
-    first = runner.run(with_coverage=True, timeout=timeout)
+    say("running the existing suite with per-test coverage" if tests is None
+        else f"running {len(tests)} test file(s) of the suite with per-test coverage")
+    first = runner.run(with_coverage=True, timeout=timeout, tests=tests)
     if first.timed_out:
         raise _failed(first, f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
     if first.exit_code == PYTEST_NO_TESTS or not first.results:
@@ -227,7 +229,7 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
     runs = [first]
     for i in range(reruns):
         say(f"rerunning the suite to find flaky tests ({i + 1}/{reruns})")
-        runs.append(runner.run(timeout=timeout))
+        runs.append(runner.run(timeout=timeout, tests=tests))
     quarantined: dict[str, str] = {}
     offline: list[str] = []
     skipped: list[str] = []

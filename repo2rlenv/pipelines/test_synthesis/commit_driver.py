@@ -17,6 +17,12 @@ already notices the change, and the commit is dropped with that reason (never a 
 The pairs that are left are gated and synthesized against that session, baseline and tree, and the task
 carries the commit as its ref and the commit's tree as its environment.
 
+What runs at a commit before its gates is the test files that cover or name its change (`gate/scope.py`,
+`gate_scope=covering`): they decide whether its pairs survive. The whole suite runs there once, when a
+pair of the commit has an oracle (the late gate needs it on A and on B); a failure it finds then drops the
+commit's remaining pairs with the same reasons as above. Each commit's time is recorded (summary.json,
+`commit_pair.seconds`).
+
 `judge_at_commits` yields one `CommitWork` per commit, in the miner's order: the commit's pairs and a
 gate runner (`check_many`) and synthesizer (`synthesize`) bound to that commit's world, so the pipeline's
 candidate loop runs over each unchanged. A commit's session opens at its first gate (a rerun whose pairs
@@ -28,15 +34,20 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import statistics
+import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from repo2rlenv.baseline.coverage_map import CoverageMap
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner, run_baseline
 from repo2rlenv.errors import BaselineError, SandboxError, SourceError
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult
+from repo2rlenv.pipelines.test_synthesis.gate.scope import Scope, commit_scope
+from repo2rlenv.pipelines.test_synthesis.mine.mutation import mutants_of
 from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.discovery.native_needs import session_native_needs
@@ -116,6 +127,12 @@ class _Commit:
     # when the tree is released.
     tests_a: dict[str, str | None] = dataclasses.field(default_factory=dict)
     baseline: BaselineReport | None = None
+    # The test files `baseline` ran (None until it runs); not whole: the whole suite is still to run
+    # before the commit's first task (`whole`, once it has).
+    scope: Scope | None = None
+    whole: BaselineReport | None = None
+    functions: list[Any] = dataclasses.field(default_factory=list)  # the FunctionRecords its pairs change
+    seconds: float = 0.0  # time spent judging it (gates, oracles, emission)
     key: str | None = None
     plan: InstallPlan | None = None
     suite_note: str = ""
@@ -139,10 +156,11 @@ class CommitGating:
 
     def __init__(self, *, source: RepoSource, pool: EnvironmentPool, options: TestSynthesisOptions, work_dir: Path,
                  synthesis: SynthesisContext, run: RunContext | None = None, known_failures: set[str] | None = None,
-                 progress: Callable[[str], None] | None = None):
+                 ref_coverage: CoverageMap | None = None, progress: Callable[[str], None] | None = None):
         """`synthesis` is the run's context (its suite, baseline, tree, ref and validator are replaced per
         commit); `run` the run whose task validation each commit's tasks get (None: the run-wide
-        validator of `synthesis`); `known_failures` the tests failing at the ref."""
+        validator of `synthesis`); `known_failures` the tests failing at the ref; `ref_coverage` the ref's
+        per-test coverage (which test files ran a changed file there: part of a commit's scope)."""
         self.source = source
         self.pool = pool
         self.options = options
@@ -150,6 +168,7 @@ class CommitGating:
         self.synthesis = synthesis
         self.run = run
         self.known_failures = known_failures or set()
+        self.ref_coverage = ref_coverage
         self.say = progress or (lambda _msg: None)
         self.commits: dict[str, _Commit] = {}
         self.active: _Active | None = None
@@ -163,7 +182,11 @@ class CommitGating:
         for cand in candidates:
             groups.setdefault(self._sha(cand), []).append(cand)
         for sha, group in groups.items():
-            self._gate_commit(sha, group)
+            started = time.monotonic()
+            try:
+                self._gate_commit(sha, group)
+            finally:
+                self.commits[sha].seconds += time.monotonic() - started
         return candidates
 
     def check(self, cand: Candidate) -> Candidate:
@@ -172,9 +195,12 @@ class CommitGating:
     def synthesize(self, cand: Candidate) -> str | None:
         """Make the task of a kept candidate in its commit's session; None with `cand` dropped."""
         commit = self.commits[self._sha(cand)]
+        started = time.monotonic()
         try:
-            active = self._activate(commit)
-            if active is None:  # the commit went away between gating and synthesis (a session error)
+            # The commit went away between gating and synthesis: a session error, or its whole suite
+            # failed on A when an earlier pair of it got an oracle.
+            active = self._activate(commit) if commit.dropped is None else None
+            if active is None:
                 assert commit.dropped is not None
                 cand.drop(commit.dropped[0].value, commit.dropped[1])
                 return None
@@ -182,6 +208,7 @@ class CommitGating:
                 active.synth = Synthesizer(self._synthesis_context(active))
             return active.synth.synthesize(cand)
         finally:
+            commit.seconds += time.monotonic() - started
             self._decided(commit, cand)
 
     def close(self) -> None:
@@ -195,9 +222,15 @@ class CommitGating:
         reasons: dict[str, int] = {}
         for why in self.drops.values():
             reasons[why] = reasons.get(why, 0) + 1
+        seconds = {sha: round(c.seconds, 1) for sha, c in self.commits.items()}
         return {"commits": len(self.commits), "commits_dropped": reasons,
                 "environments": self.pool.summary(),
-                "environment_of": {sha: c.key for sha, c in self.commits.items() if c.key}}
+                "environment_of": {sha: c.key for sha, c in self.commits.items() if c.key},
+                "scope_of": {sha: c.scope.note for sha, c in self.commits.items() if c.scope is not None},
+                "seconds": seconds,
+                "seconds_per_commit": {"mean": round(statistics.fmean(seconds.values()), 1) if seconds else None,
+                                       "median": round(statistics.median(seconds.values()), 1) if seconds else None,
+                                       "max": max(seconds.values(), default=None)}}
 
     # --- one commit -----------------------------------------------------------------------------
 
@@ -213,6 +246,8 @@ class CommitGating:
             for cand in group:
                 tests_a.update({**cand.notes_a, **cand.tests_a})
             self.commits[sha] = _Commit(sha=sha, tree=self._tree(sha, tests_a), tests_a=tests_a)
+        known = {fn.key for fn in self.commits[sha].functions}
+        self.commits[sha].functions += [c.function for c in group if c.function.key not in known]
         return self.commits[sha]
 
     def _tree(self, sha: str, tests_a: dict[str, str | None]) -> Path:
@@ -235,7 +270,8 @@ class CommitGating:
         notes = [GateResult(gate="environment", passed=commit.dropped is None or commit.key is not None,
                             detail=commit.key or "")]
         if commit.baseline is not None:
-            notes.append(GateResult(gate="suite passes on A", passed=True, detail=commit.suite_note))
+            gate = "suite passes on A" if commit.scope is None or commit.scope.whole else "covering tests pass on A"
+            notes.append(GateResult(gate=gate, passed=True, detail=commit.suite_note))
         todo: list[Candidate] = []
         for cand in group:
             why = self._candidate_problem(commit, cand)
@@ -297,13 +333,28 @@ class CommitGating:
         return active
 
     def _baseline(self, commit: _Commit, runner: SuiteRunner) -> None:
-        self.say(f"{commit.sha[:12]}: the suite at the commit (environment {commit.key})")
+        scope = commit_scope(commit.tree, commit.functions, roots=runner.suite_paths,
+                             patterns=runner.pytest_setup.python_files, ref_coverage=self.ref_coverage,
+                             enabled=self.options.gate_scope == "covering")
+        self.say(f"{commit.sha[:12]}: the suite at the commit, {scope.note} (environment {commit.key})")
+        baseline = self._suite_at(commit, runner, scope.files)
+        if baseline is None:
+            return
+        commit.scope = scope
+        commit.baseline = baseline
+        if scope.whole:
+            commit.whole = baseline
+        commit.suite_note = (f"{scope.note}: {len(baseline.stable_passing)} stable, "
+                             f"{len(baseline.quarantined)} quarantined, {len(baseline.skipped)} skipped")
+
+    def _suite_at(self, commit: _Commit, runner: SuiteRunner, tests: list[str] | None) -> BaselineReport | None:
+        """The baseline of `tests` (None: the whole suite) at the commit, or None with the commit dropped:
+        the suite does not run, or a test fails there that does not fail at the ref."""
         try:
             baseline = run_baseline(runner, reruns=max(1, self.options.baseline_reruns),
-                                    timeout=self.options.suite_timeout_sec)
+                                    timeout=self.options.suite_timeout_sec, tests=tests)
         except (BaselineError, SandboxError) as exc:
-            self._drop(commit, CommitDrop.suite_broken, str(exc))
-            return
+            return self._drop(commit, CommitDrop.suite_broken, str(exc))
         known = {_name_in_file(n) for n in self.known_failures}
         new_failures = sorted(n for n in failing_tests(baseline) if _name_in_file(n) not in known)
         if new_failures:
@@ -311,13 +362,23 @@ class CommitGating:
             # With the parent's tests on A, a failure is a parent test the change had to edit: the existing
             # suite already tells A from B, so the change is no test gap (issue 33's rule for edited tests).
             why = CommitDrop.parent_suite_notices if commit.tests_a else CommitDrop.suite_fails
-            self._drop(commit, why, f"{len(new_failures)} failing: {shown}")
-            return
-        commit.baseline = baseline
-        commit.suite_note = (f"{len(baseline.stable_passing)} stable, {len(baseline.quarantined)} quarantined, "
-                             f"{len(baseline.skipped)} skipped")
+            return self._drop(commit, why, f"{len(new_failures)} failing: {shown}")
+        return baseline
+
+    def _whole_suite(self, commit: _Commit, runner: SuiteRunner) -> BaselineReport | Drop:
+        """The whole suite's baseline at the commit (run once, when its first pair has an oracle), or the
+        Drop of a commit whose whole suite fails on A."""
+        if commit.whole is None and commit.dropped is None:
+            self.say(f"{commit.sha[:12]}: a pair has an oracle: the whole suite at the commit")
+            commit.whole = self._suite_at(commit, runner, None)
+        if commit.whole is None:
+            assert commit.dropped is not None
+            return Drop(commit.dropped[0].value, commit.dropped[1])
+        return commit.whole
 
     def _drop(self, commit: _Commit, why: CommitDrop, detail: str) -> None:
+        """Drop the whole commit (its remaining pairs get the reason); returns None for the callers'
+        convenience."""
         commit.dropped = (why, detail)
         self.drops[commit.sha] = why.value
         self.say(f"{commit.sha[:12]}: dropped ({why.value}): {detail[:200]}")
@@ -328,13 +389,25 @@ class CommitGating:
         assert commit.baseline is not None and commit.plan is not None
         validator = (task_validator(self.run, self.options, python=active.env.session.python)
                      if self.run is not None else self.synthesis.validator)
-        # Sibling mutants are mined at the ref, not in this tree: none for a commit's pair.
+        # Siblings of a real change are mutants of its function in this tree, gated in this session
+        # against the commit's baseline (issue 33: a real-history task grades like a mutation task).
+        mutants: dict[str, list[Candidate]] = {}
+
+        def siblings_of(cand: Candidate) -> list[Candidate]:
+            if cand.function.key not in mutants:
+                mutants[cand.function.key] = mutants_of(cand.function, commit.tree, self.options)
+            return mutants[cand.function.key]
+
+        if active.gates is None:
+            active.gates = gate_runner_for(self.options, active.runner, commit.baseline)
         return dataclasses.replace(self.synthesis, suite=active.runner, baseline=commit.baseline, a_dir=commit.tree,
-                                   ref=commit.sha, install=commit.plan, validator=validator, gates=None,
-                                   siblings_of=None, generated=generated_files(active.env.session, commit.tree),
+                                   ref=commit.sha, install=commit.plan, validator=validator, gates=active.gates,
+                                   siblings_of=siblings_of, generated=generated_files(active.env.session, commit.tree),
                                    pytest_plugins=session_graded_plugins(active.env.session),
                                    native_exposed=session_native_needs(active.env.session, commit.tree,
-                                                                       commit.plan.import_roots))
+                                                                       commit.plan.import_roots),
+                                   whole_suite=(None if commit.whole is not None
+                                                else lambda: self._whole_suite(commit, active.runner)))
 
     def _decided(self, commit: _Commit, cand: Candidate) -> None:
         commit.undecided.discard(cand.candidate_id)
@@ -345,7 +418,7 @@ class CommitGating:
         """A commit whose pairs are all decided: free its baseline (coverage maps are large) and tree."""
         if self.active is not None and self.active.commit is commit:
             self._deactivate()
-        commit.baseline = None
+        commit.baseline = commit.whole = None
         shutil.rmtree(commit.tree, ignore_errors=True)
 
     def _deactivate(self) -> None:
@@ -379,7 +452,8 @@ def judge_at_commits(ctx: RunContext, options: TestSynthesisOptions, synthesis: 
     ctx.reporter.stage(f"judging {len(pairs)} commit pairs, each at its own commit")
     gating = CommitGating(source=ctx.source, pool=EnvironmentPool(ctx.sandbox), options=options,
                           work_dir=ctx.work_dir, synthesis=synthesis, run=ctx,
-                          known_failures=failing_tests(ref_baseline), progress=ctx.reporter.info)
+                          known_failures=failing_tests(ref_baseline), ref_coverage=ref_baseline.coverage,
+                          progress=ctx.reporter.info)
     try:
         for sha, group in by_commit.items():
             yield CommitWork(sha=sha, pairs=group, gates=gating, synth=gating)
@@ -389,3 +463,5 @@ def judge_at_commits(ctx: RunContext, options: TestSynthesisOptions, synthesis: 
         result.details["commit_pair"] = summary
         result.stages["commits judged"] = summary["commits"]
         result.stages["commit environments"] = len(summary["environments"])
+        if summary["seconds_per_commit"]["mean"] is not None:
+            result.stages["seconds per judged commit (mean)"] = summary["seconds_per_commit"]["mean"]

@@ -58,6 +58,10 @@ class TestSynthesisOptions(BaseModel):
     # pair and much faster, but it only mines functions unchanged since the commit.
     pair_base: Literal["commit", "ref"] = Field(
         "commit", description="`commit`: A = the commit's tree; `ref`: A = the ref's tree, B = its file with the parent's function.")
+    # Issue 33, item 4: a commit's gates are decided by the tests that run its change; the whole suite at
+    # the commit runs once, when one of its pairs has an oracle (gate/scope.py).
+    gate_scope: Literal["covering", "suite"] = Field(
+        "covering", description="Tests run at a commit before its gates: `covering` (test files that cover or name the change; the whole suite only before emission) or `suite`.")
 
     # --- the reward -----------------------------------------------------------------------------
     coverage_weight: float = Field(0.5, ge=0.0, le=1.0, description="w in the reward (DESIGN §3).")

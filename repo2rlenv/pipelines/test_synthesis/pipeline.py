@@ -27,6 +27,7 @@ from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.advice import advise
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, SkipReason
 from repo2rlenv.pipelines.test_synthesis.commit_driver import judge_at_commits, split_pairs, task_ref
+from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import SEVERAL_GATE
 from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gate.batch import gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.gate.gates import baseline_coverage
@@ -231,6 +232,10 @@ class TestSynthesisPipeline:
             cands, skipped, functions, scanned = mine_hybrid(ctx.source, ctx.commit, a_dir, baseline, options,
                                                              import_roots, first_parent=options.first_parent)
         result.stages["commits scanned"] = scanned
+        several = sum(any(g.gate == SEVERAL_GATE for g in c.gates) for c in cands)
+        if several:
+            # Issue 33: a unit of several changed functions keeps its main one's change only (commit_pair.py).
+            result.stages["units of several functions, B reverses the main one alone"] = several
         return cands, skipped, functions
 
     @staticmethod

@@ -58,6 +58,9 @@ class SynthesisContext:
     # pytest plugins installed in the environment, loaded with -p in graded runs (pytest_setup.graded_plugins).
     pytest_plugins: list[str] = field(default_factory=list)
     native_exposed: list[str] = field(default_factory=list)  # raw-memory modules the project's import loads
+    # The whole suite's baseline when `baseline` covers part of it (a commit judged on its covering tests,
+    # gate/scope.py): run on demand, once an oracle exists; a Drop when the whole suite fails on A there.
+    whole_suite: Callable[[], BaselineReport | Drop] | None = None
 
 
 class _SiblingOracle:
@@ -111,7 +114,15 @@ class Synthesizer:
         if isinstance(found, Drop):
             return found
         # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
-        gate = suite_on_b(cand, self.trials, ctx.baseline, opts.suite_timeout_sec)
+        baseline = ctx.baseline
+        if ctx.whole_suite is not None:
+            whole = ctx.whole_suite()
+            if isinstance(whole, Drop):
+                return whole
+            cand.apply(GateResult(gate="whole suite passes on A", passed=True,
+                                  detail=f"{len(whole.stable_passing)} stable tests"))
+            baseline = whole
+        gate = suite_on_b(cand, self.trials, baseline, opts.suite_timeout_sec)
         cand.apply(gate)
         if isinstance(gate, Drop):
             return gate

@@ -224,3 +224,42 @@ def test_a_change_carrying_tests_is_judged_with_the_parents_tests(make_repo, run
     # The suite that ran on A was the parent's: the change's own test covers clamp but is not among them.
     assert by_commit[added].covering_tests == ["tests/test_core.py::test_clamp_inside"]
     assert gating.summary()["commits_dropped"] == {CommitDrop.parent_suite_notices.value: 1}
+
+
+MISC = "def double(x):\n    result = x * 2\n    return result\n"
+MISC_TESTS = "from tinypkg.misc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+@pytest.mark.slow
+def test_a_commit_is_gated_on_its_covering_tests_and_the_whole_suite_runs_once_an_oracle_needs_it(
+        make_repo, run_git, tmp_path, r2e_cache, request):
+    # The commit changes clamp (no test notices) and breaks double, which only tests/test_misc*.py run. Its
+    # clamp pair is gated on tests/test_core.py alone; the whole suite, run when the pair needs it, finds
+    # test_misc failing at the commit and drops it.
+    misc_tests = {f"tests/test_misc{i}.py": MISC_TESTS.replace("test_double", f"test_double_{i}") for i in range(4)}
+    root = make_repo({**FILES, "tinypkg/misc.py": MISC, **misc_tests})
+    both = _commit(root, run_git, {"tinypkg/core.py": CORE.replace("value > high", "value >= high"),
+                                   "tinypkg/misc.py": MISC.replace("x * 2", "x * 3")}, "clamp, and break double")
+    _commit(root, run_git, {"tinypkg/misc.py": MISC}, "fix double")
+    cands, source = _pairs(root, tmp_path)
+    clamp = [c for c in cands if c.commit == both and c.function.name == "clamp"]
+    assert len(clamp) == 1
+    gating = _gating(source, _sandbox("local", r2e_cache, request), tmp_path)
+    try:
+        gating.check_many(clamp)
+        cand = clamp[0]
+        assert cand.status == "kept", cand.gates
+        assert [g.gate for g in cand.gates[:2]] == ["environment", "covering tests pass on A"]
+        assert cand.covering_tests == ["tests/test_core.py::test_clamp_inside"]
+        assert gating.summary()["scope_of"] == {both: "1 of 5 test files (covering the change)"}
+        assert gating.commits[both].whole is None  # nothing else ran yet
+        whole = gating._whole_suite(gating.commits[both], gating.active.runner)
+        assert whole.reason == CommitDrop.suite_fails.value
+        assert "4 failing: tests/test_misc0.py::test_double_0" in whole.detail
+        # The commit's remaining pairs are dropped without a session.
+        later = cand.model_copy(update={"candidate_id": "later"})
+        gating.commits[both].undecided.add("later")
+        assert gating.synthesize(later) is None and later.skip_reason == CommitDrop.suite_fails.value
+    finally:
+        gating.close()
+    assert gating.summary()["seconds"][both] > 0

@@ -16,6 +16,14 @@ change, and the change's own test files (`Candidate.tests_change`) are the sourc
 oracle (`oracle/human.py`). Against the ref it is dropped (`touches_tests`), as the ref's suite may
 already hold those tests.
 
+A unit that changes several functions names one in its task: F, the one carrying most changed lines. So
+that B differs from A in F alone (the instruction, coverage, twins and siblings are all F's), B is then A
+with only F put back as it was in the parent; the unit's other changes stay in both. When the parent's F
+reads a module-level name the commit's file no longer binds (a helper the change renamed or removed), it
+cannot stand alone and the unit is dropped (`several_unfit`). Units with one changed function keep B = the
+whole source diff reversed. Kept units of several functions say so in their record (gate `B reverses F
+alone`) and are counted in the summary.
+
 Nothing in A may describe the change either: the changelog entries, news fragments and documentation it
 touched are the parent's in A (`Candidate.notes_a`, `commit_source.is_note`).
 
@@ -46,7 +54,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.errors import SourceError
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, candidate_id
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, GateResult, candidate_id
 from repo2rlenv.pipelines.test_synthesis.mine.commit_source import (
     IMPLICIT_NAMES,
     FileVersion,
@@ -86,6 +94,7 @@ class CommitSkip(StrEnum):
     unreadable = "source file unreadable or does not parse"
     cosmetic = "formatting, comments, docstrings or type annotations only"
     no_function = "changes map to no function present in both versions"
+    several_unfit = "changes several functions, and the parent's version of the main one does not fit alone"
     gone_at_ref = "touched function no longer exists at the ref"
     changed_since = "touched function changed between the commit and the ref"
     not_eligible = "touched function not a task target (trivial, generated, too short or too long)"
@@ -209,7 +218,8 @@ class _Miner:
                 test_texts: _Texts = {p: (self._read(parent, p), self._read(commit, p)) for p in tests}
             except UnicodeDecodeError:  # a binary fixture: A could not be written without it
                 return CommitSkip.unreadable
-            cand = self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts)
+            others = _other_changed(versions, path, key)
+            cand = self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts, others)
             if isinstance(cand, Candidate):
                 cand.notes_a = self._notes(parent, notes)
             return cand
@@ -229,18 +239,25 @@ class _Miner:
         return None
 
     def _reverse(self, commit: "git.Commit", path: str, module: str, key: tuple[str, int], texts: _Texts,
-                 old: FileVersion, new: FileVersion, tests: _Texts) -> Candidate | CommitSkip:
+                 old: FileVersion, new: FileVersion, tests: _Texts, others: list[str]) -> Candidate | CommitSkip:
         """A = the commit's tree with the parent's tests; B = A with the parent's version of every source
-        file the commit touched."""
+        file the commit touched, or with the parent's F alone when the commit changed `others` too."""
         span = new.spans[key]
         record = self._record_at_commit(path, module, new.text, span.node.lineno)
         if record is None:
             return CommitSkip.not_eligible
-        # A file the commit added stays in B (a patch of texts cannot delete it, and nothing of the parent
-        # imports it); a file it deleted comes back.
-        files_b = {p: before for p, (before, _) in texts.items() if before is not None}
-        diff = "".join(unified_diff(p, after, files_b[p]) if after is not None else make_diff(p, None, files_b[p])
-                       for p, (_, after) in texts.items() if p in files_b)
+        if others:
+            b_text = _with_parent_function(new, old, key)
+            if b_text is None:
+                return CommitSkip.several_unfit
+            files_b = {path: b_text}
+            diff = unified_diff(path, new.text, b_text)
+        else:
+            # A file the commit added stays in B (a patch of texts cannot delete it, and nothing of the
+            # parent imports it); a file it deleted comes back.
+            files_b = {p: before for p, (before, _) in texts.items() if before is not None}
+            diff = "".join(unified_diff(p, after, files_b[p]) if after is not None
+                           else make_diff(p, None, files_b[p]) for p, (_, after) in texts.items() if p in files_b)
         if not diff:
             return CommitSkip.no_change
         if (path, diff) in self.seen_b:
@@ -253,6 +270,8 @@ class _Miner:
             files_b=files_b, diff=diff, test_files=sorted(tests),
             tests_a={p: before for p, (before, _) in tests.items()},
             tests_change={p: after for p, (_, after) in tests.items() if after is not None},
+            gates=[GateResult(gate=SEVERAL_GATE, passed=True, detail="the unit also changes " + ", ".join(others))]
+            if others else [],
         )
 
     def _transplant(self, commit: "git.Commit", ref_path: str, key: tuple[str, int], old: FileVersion,
@@ -292,6 +311,48 @@ class _Miner:
             line=changed_line(ref.segment(span), b_func, span.start, executable),
             files_b={ref_path: b_text}, diff=unified_diff(ref_path, ref.text, b_text),
         )
+
+
+# --- several functions ------------------------------------------------------------------------------------
+
+# The record of a unit of several changed functions whose B puts back its main function alone.
+SEVERAL_GATE = "B reverses F alone"
+
+
+def _other_changed(versions: _Versions, path: str, key: tuple[str, int]) -> list[str]:
+    """`path::qualname` of every function the unit changed besides F (`key` in `path`) and the functions
+    nested in F or enclosing it; a function added or removed is not a change of behaviour of an existing
+    one, so it does not count."""
+    main = versions[path][1]
+    assert main is not None
+    f = main.spans[key]
+    found = []
+    for p, (old, new) in versions.items():
+        if old is None or new is None:
+            continue
+        for k, span in new.spans.items():
+            if k == key or k not in old.spans:
+                continue
+            if p == path and span.start <= f.end and f.start <= span.end:  # nested in F, or F nested in it
+                continue
+            if ast.dump(old.spans[k].node) != ast.dump(span.node):
+                found.append(f"{p}::{k[0]}")
+    return sorted(found)
+
+
+def _with_parent_function(new: FileVersion, old: FileVersion, key: tuple[str, int]) -> str | None:
+    """The commit's file with F as it was in the parent, or None when that F reads a module-level name the
+    commit's file does not bind (or the result does not parse)."""
+    span, old_span = new.spans[key], old.spans[key]
+    names = module_names(new.tree)
+    if names is not None and (free_names(old_span.node) - free_names(span.node) - names - IMPLICIT_NAMES):
+        return None
+    text = "\n".join(new.lines[:span.start - 1] + old.segment(old_span) + new.lines[span.end:])
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return text
 
 
 # --- the walk ---------------------------------------------------------------------------------------------

@@ -67,3 +67,17 @@ def mine_mutations(a_dir: Path, baseline: BaselineReport, options: TestSynthesis
             line=mutant.line, files_b={mutant.path: mutant.mutated_source}, diff=mutant.diff,
         ))
     return candidates, skipped, kept_functions
+
+
+def mutants_of(func: FunctionRecord, tree: Path, options: TestSynthesisOptions) -> list[Candidate]:
+    """Mutation candidates of one function of `tree`, in the run's seeded order: the siblings of a task
+    whose B is not a mutant (a real change, judged in its commit's tree)."""
+    try:
+        mutator = ModuleMutator((tree / func.path).read_text(encoding="utf-8"), func.path)
+    except (MutationError, OSError, UnicodeDecodeError):
+        return []
+    mutants = mutator.mutants(func, operators=options.operators)[:_MAX_MUTANTS_PER_FUNCTION]
+    order = sample_mutants({func.key: mutants}, seed=options.seed, max_per_function=_MAX_MUTANTS_PER_FUNCTION)
+    return [Candidate(candidate_id=candidate_id("mutation", mutant.mutant_id), strategy="mutation", function=func,
+                      operator=mutant.operator, mutation_kind=mutant.kind.value, line=mutant.line,
+                      files_b={mutant.path: mutant.mutated_source}, diff=mutant.diff) for mutant in order]

@@ -211,9 +211,11 @@ def test_touched_function_is_the_one_with_most_changed_lines(history, tmp_path):
     repo.commit({"tinypkg/core.py": new_core})
     (cand,), _, _ = mine(repo.root, tmp_path)
     assert cand.function.qualname == "scale"
-    # B is the commit's source diff reversed: the whole parent file, add included.
-    assert cand.files_b == {"tinypkg/core.py": CORE}
-    assert _apply(cand, {"tinypkg/core.py": new_core}) == {"tinypkg/core.py": CORE}
+    # The unit changes add too: B puts back scale alone, so that B differs from A in the function the
+    # task names (the record says what else the unit changed).
+    assert cand.files_b == {"tinypkg/core.py": CORE.replace("a + b", "a - b")}
+    assert _apply(cand, {"tinypkg/core.py": new_core}) == cand.files_b
+    assert [(g.gate, g.detail) for g in cand.gates] == [("B reverses F alone", "the unit also changes tinypkg/core.py::add")]
     (cand,), _, _ = mine(repo.root, tmp_path, pair_base="ref")
     # Against the ref only scale goes back to the parent's version: add keeps the ref's body.
     assert cand.files_b["tinypkg/core.py"] == CORE.replace("a + b", "a - b")
@@ -261,11 +263,11 @@ def test_b_is_a_source_only_patch(history, tmp_path, pair_base):
 def test_with_pair_base_commit_every_touched_source_file_goes_back(history, tmp_path):
     # The fix edits clamp, rewrites util.twice, deletes a helper module and adds another.
     repo = history(**{"tinypkg/core.py": BUGGY, "tinypkg/old_helper.py": "def gone(x):\n    y = x\n    return y\n"})
-    new_util = "def twice(x):\n    return x + x\n"
+    new_util = "FACTOR = 2\n\n\n" + FILES["tinypkg/util.py"]  # no other function changes: the whole diff goes back
     repo.commit({"tinypkg/core.py": CORE, "tinypkg/util.py": new_util, "tinypkg/old_helper.py": None,
                  "tinypkg/new_helper.py": "def fresh(x):\n    return x\n"}, "fix clamp and tidy")
     (cand,), _, _ = mine(repo.root, tmp_path, max_files=4)
-    assert cand.function.qualname == "clamp"
+    assert cand.function.qualname == "clamp" and cand.gates == []
     assert cand.files_b == {"tinypkg/core.py": BUGGY, "tinypkg/util.py": FILES["tinypkg/util.py"],
                             "tinypkg/old_helper.py": "def gone(x):\n    y = x\n    return y\n"}
     a_tree = {"tinypkg/core.py": CORE, "tinypkg/util.py": new_util}
@@ -283,6 +285,17 @@ def test_parent_using_a_name_the_ref_lacks_is_dropped_only_against_the_ref(histo
     # With the parent's whole file as B, _cap comes back with the function that uses it.
     (cand,), _, _ = mine(repo.root, tmp_path)
     assert cand.files_b == {"tinypkg/core.py": before}
+
+
+def test_several_functions_whose_main_ones_parent_needs_a_removed_name_are_dropped(history, tmp_path):
+    # clamp's parent calls _cap, which the commit removed while also changing add: the parent's clamp
+    # cannot stand alone in the commit's file.
+    before = (CORE.replace("LIMIT = 10", "def _cap():\n    return 10").replace("value > high", "value > _cap() and value > high")
+              .replace("value < low", "value < low + _cap() - _cap()"))
+    repo = history(**{"tinypkg/core.py": before})
+    repo.commit({"tinypkg/core.py": CORE.replace("a + b", "b + a - 0")}, "drop _cap, touch add")
+    cands, skipped, _ = mine(repo.root, tmp_path)
+    assert cands == [] and skipped[key(CommitSkip.several_unfit)] == 1
 
 
 @pytest.mark.parametrize("measured", ["absent", "listed but never executed"])
@@ -460,6 +473,12 @@ def test_generate_with_commit_pair_emits_a_task_from_history(make_repo, run_git,
     (emitted,) = [c for c in cands if c.status == "emitted"]
     assert emitted.strategy == "commit_pair" and emitted.commit == fix
     assert emitted.function.qualname == "bulk_price" and emitted.killed is False
+    # Its siblings are mutants of bulk_price in the commit's tree that the suite misses (`quantity <= 0`
+    # → `< 0` among them): the task grades like a mutation task.
+    from repo2rlenv.dataset.taskdir import DatasetPaths
+
+    task = DatasetPaths(tmp_path / "dataset").task(emitted.task_id)
+    assert len(list(task.siblings.glob("*.diff"))) >= 1
 
 
 @pytest.mark.slow
