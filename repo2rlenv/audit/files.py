@@ -14,6 +14,7 @@ from pathlib import Path
 
 from repo2rlenv.audit.models import Check
 from repo2rlenv.dataset import leaks
+from repo2rlenv.dataset.change_record import ChangeRecord
 from repo2rlenv.dataset.task_toml import TaskToml, TestSynthesisMeta
 from repo2rlenv.dataset.taskdir import TaskPaths
 
@@ -23,6 +24,8 @@ GRADING_NAMES = ("task.toml", "broken_patch.diff", "verifier_config.json", "veri
 # Text shorter than this is too common to mean a leak when found (as the emit-time audit's rule).
 MIN_NEEDLE = leaks.MIN_CHANGED_TEXT
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+# A change's subject shorter than this ("Fix typo") is too common to mean a leak.
+SUBJECT_NEEDLE = 20
 # How many of the oracle's longest lines are searched for.
 ORACLE_NEEDLES = 12
 # Files under environment/ larger than this are not searched for text (data files, wheels).
@@ -37,6 +40,10 @@ class Hidden:
     b_lines: list[str] = field(default_factory=list)
     oracle_lines: list[str] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
+    # A real change's own words (tests/change.json): its subject, and the changelog, news and test lines
+    # it added that A does not hold.
+    change_subject: str = ""
+    change_lines: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -44,7 +51,7 @@ class Hidden:
 
     @property
     def needles(self) -> list[str]:
-        return [*self.b_lines, *self.oracle_lines]
+        return [*self.b_lines, *self.oracle_lines, *self.change_lines]
 
 
 def changed_lines(diff: str) -> list[int]:
@@ -88,7 +95,22 @@ def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
         # image check discounts lines installed libraries also hold, and what is left must still say something.
         oracle_lines = sorted(c for c in candidates if c not in a_lines)
         oracle_lines = sorted(oracle_lines, key=lambda s: (-len(s), s))[:ORACLE_NEEDLES]
-    return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs)
+    change = ChangeRecord.read(task.change)
+    return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs,
+                  change_subject=change.subject if change else "", change_lines=_change_lines(task, change))
+
+
+def _change_lines(task: TaskPaths, change: ChangeRecord | None) -> list[str]:
+    """The lines a real change added to its notes and tests, less those A holds in its other files anyway
+    (common text); in the change's own files A must hold none of them."""
+    if change is None or not change.added_lines:
+        return []
+    own = set(change.added_lines)
+    elsewhere = {line.strip() for path in sorted(task.repo.rglob("*"))
+                 if path.is_file() and not path.is_symlink() and path.stat().st_size <= _MAX_SEARCHED_BYTES
+                 and path.relative_to(task.repo).as_posix() not in own
+                 for line in path.read_text(errors="replace").splitlines()}
+    return sorted({line for lines in change.added_lines.values() for line in lines if line not in elsewhere})
 
 
 def check_instruction(task: TaskPaths, meta: TestSynthesisMeta, config: dict, hidden: Hidden) -> Check:
@@ -104,7 +126,21 @@ def check_instruction(task: TaskPaths, meta: TestSynthesisMeta, config: dict, hi
     if commit and any(commit[:n] in seen for n in (7, 8, 10, 12, 40) if len(commit) >= n):
         found.append(f"the commit {commit[:12]}")
     found += [f"the reference tests' text {text!r}" for text in hidden.oracle_lines if text in seen]
+    found += [f"the change's text {text!r}" for text in hidden.change_lines if text in seen]
+    subject = hidden.change_subject
+    if len(subject) >= SUBJECT_NEEDLE and subject.lower() in seen.lower():
+        found.append(f"the change's subject {subject!r}")
     return Check(name="instruction", verdict="problem" if found else "ok", found=found)
+
+
+def check_network(meta: TestSynthesisMeta, toml: TaskToml) -> Check:
+    """A real-history task's agent has no network: the upstream repository holds the fix."""
+    if meta.strategy != "commit_pair":
+        return Check(name="network", verdict="ok")
+    if toml.agent.network_mode == "no-network":
+        return Check(name="network", verdict="ok")
+    return Check(name="network", verdict="problem",
+                 found=["a real-history task whose agent has network (the fix is upstream; agent_network=auto)"])
 
 
 def check_environment(task: TaskPaths, hidden: Hidden) -> Check:

@@ -33,7 +33,8 @@ def _entry(dataset: DatasetPaths, task: TaskPaths) -> tuple[TaskEntry, files.Hid
         coverage_targets=len(config.get("coverage_targets", [])),
         validation="not validated" if record is None else "ok" if record.ok else "failed")
     hidden = files.hidden_of(task, meta.test_path)
-    entry.checks += [files.check_instruction(task, meta, config, hidden), files.check_environment(task, hidden)]
+    entry.checks += [files.check_instruction(task, meta, config, hidden), files.check_environment(task, hidden),
+                     files.check_network(meta, toml)]
     return entry, hidden, config
 
 

@@ -83,6 +83,12 @@ class TaskPaths:
         return self.tests / "siblings"
 
     @property
+    def change(self) -> Path:
+        """A real-history task's record of what its change said (commit, subject, added note and test
+        lines): hidden like B, read by the audit."""
+        return self.tests / "change.json"
+
+    @property
     def solution(self) -> Path:
         return self.root / "solution"
 

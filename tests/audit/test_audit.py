@@ -47,7 +47,7 @@ def test_a_generated_dataset_passes_every_check(dataset):
     checks = _checks(dataset)
     assert len(checks) == 2
     for verdicts in checks.values():
-        assert verdicts == {"instruction": "ok", "environment": "ok", "image": "ok", "history": "ok"}
+        assert verdicts == {"instruction": "ok", "environment": "ok", "network": "ok", "image": "ok", "history": "ok"}
     report = json.loads((dataset / "audit.json").read_text())
     assert report["images_checked"] is True and report["duplicates"] == []
     assert list(report["stats"]["repo"].values()) == [2] and sum(report["stats"]["difficulty"].values()) == 2
@@ -173,3 +173,38 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and "not a repo2rlenv dataset" in res.stderr
     assert not (tmp_path / "nothing-here").exists()
+
+
+def test_a_real_changes_own_words_and_a_networked_agent_are_found(dataset):
+    """A real-history task: its change's subject in the instruction, a changelog line it added in the build
+    context (and so in the image), and an agent with network (the fix is upstream) are each a problem."""
+    from repo2rlenv.dataset.change_record import ChangeRecord
+
+    paths = DatasetPaths(dataset)
+    first, second = paths.task_ids()
+    one, two = paths.task(first), paths.task(second)
+    for task in (one, two):
+        text = task.task_toml.read_text().replace('strategy = "mutation"', 'strategy = "commit_pair"\ncommit = "'
+                                                  + "ab" * 20 + '"')
+        task.task_toml.write_text(text.replace("[agent]\n", '[agent]\nnetwork_mode = "no-network"\n', 1)
+                                  if task is two else text)
+    added = "- Fixed the total when a coupon exceeds the subtotal (#1234)."
+    record = ChangeRecord.of("ab" * 20, "Clamp the total at zero when coupons exceed it",
+                             [({"CHANGES.md": "# Changes\n"}, {"CHANGES.md": f"# Changes\n{added}\n"})])
+    assert record.added_lines == {"CHANGES.md": [added]}
+    for task in (one, two):
+        task.change.write_text(record.model_dump_json())
+    one.instruction.write_text(one.instruction.read_text() + f"\n{record.subject}\n")
+    (one.repo / "CHANGES.md").write_text(f"# Changes\n{added}\n")
+
+    res = _audit(dataset)
+    assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-3000:]
+    checks = _checks(dataset)
+    found_one = checks[first]
+    assert found_one["instruction"] == [f"the change's subject {record.subject!r}"]
+    assert found_one["environment"] == [f"environment/repo/CHANGES.md holds {added!r}"]
+    assert any("CHANGES.md" in f for f in found_one["image"])
+    assert len(found_one["network"]) == 1 and "network" in found_one["network"][0]
+    # The other task keeps its change's words to tests/ and its agent offline: nothing to report.
+    assert {k: checks[second][k] for k in ("instruction", "environment", "image", "network")} == \
+        {"instruction": "ok", "environment": "ok", "image": "ok", "network": "ok"}

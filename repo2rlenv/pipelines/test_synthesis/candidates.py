@@ -110,6 +110,12 @@ class Candidate(BaseModel):
         default_factory=dict, exclude=True,
         description="Test path → the change's own text, for every test file it left in place (the human "
                     "oracle's source); not serialized.")
+    # What the change says of itself (issue 33: the audit looks for it in what the agent gets); in memory
+    # only, written to the task's tests/change.json.
+    change_subject: str | None = Field(None, exclude=True, description="The change's commit subject; not serialized.")
+    notes_change: dict[str, str | None] = Field(
+        default_factory=dict, exclude=True,
+        description="Note path → the change's own text (None: it deleted the file); not serialized.")
     covering_tests: list[str] = Field(default_factory=list, description="Stable tests that run the function.")
     line_tests: list[str] = Field(default_factory=list, description="Stable tests that run the changed line.")
     gates: list[GateResult] = Field(default_factory=list)

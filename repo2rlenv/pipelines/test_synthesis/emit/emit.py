@@ -22,6 +22,7 @@ from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.dataset import difficulty
 from repo2rlenv.dataset.difficulty import DifficultyFeatures
 from repo2rlenv.dataset import leaks
+from repo2rlenv.dataset.change_record import ChangeRecord
 from repo2rlenv.dataset.task_toml import (
     AgentSection,
     EnvironmentSection,
@@ -189,6 +190,11 @@ def write_task(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks
         _audit(spec, instruction + paths.dockerfile.read_text())
         install_verifier(paths.tests)
         paths.broken_patch.write_text(spec.candidate.diff)
+        cand = spec.candidate
+        if cand.strategy == "commit_pair" and cand.commit:
+            change = ChangeRecord.of(cand.commit, cand.change_subject,
+                                     [(cand.notes_a, cand.notes_change), (cand.tests_a, dict(cand.tests_change))])
+            paths.change.write_text(change.model_dump_json(indent=1) + "\n")
         if spec.sibling_diffs:
             paths.siblings.mkdir()
             for i, diff in enumerate(spec.sibling_diffs, 1):

@@ -222,6 +222,8 @@ class _Miner:
             cand = self._reverse(commit, path, sources[path][0], key, texts, old, new, test_texts, others)
             if isinstance(cand, Candidate):
                 cand.notes_a = self._notes(parent, notes)
+                cand.notes_change = self._notes(commit, notes)
+                cand.change_subject = _subject(commit)
             return cand
         ref_path = sources[path][1]
         assert ref_path is not None
@@ -311,6 +313,12 @@ class _Miner:
             line=changed_line(ref.segment(span), b_func, span.start, executable),
             files_b={ref_path: b_text}, diff=unified_diff(ref_path, ref.text, b_text),
         )
+
+
+def _subject(commit: "git.Commit") -> str:
+    """The first line of the commit's message (a merge's is the pull request's title more often than not)."""
+    message = commit.message if isinstance(commit.message, str) else commit.message.decode("utf-8", "replace")
+    return message.strip().split("\n", 1)[0].strip()
 
 
 # --- several functions ------------------------------------------------------------------------------------

@@ -479,6 +479,11 @@ def test_generate_with_commit_pair_emits_a_task_from_history(make_repo, run_git,
 
     task = DatasetPaths(tmp_path / "dataset").task(emitted.task_id)
     assert len(list(task.siblings.glob("*.diff"))) >= 1
+    # What the change said of itself is kept where B is, for the audit.
+    from repo2rlenv.dataset.change_record import ChangeRecord
+
+    change = ChangeRecord.read(task.change)
+    assert change is not None and change.commit == fix and change.subject == "fix the boundary"
 
 
 @pytest.mark.slow
