@@ -82,6 +82,10 @@ class TestSynthesisOptions(BaseModel):
     oracle: OracleKind = Field("auto", description="How the reference tests are synthesized.")
     max_attempts: int = Field(3, ge=1, description="LLM oracle attempts per candidate, each with verifier feedback.")
     max_oracle_tests: int = Field(5, ge=1, description="Most test functions in a differential oracle.")
+    # Issue 34: a differential oracle's quality is the number of distinct behaviours it asserts (the
+    # differing values on A and B); near-duplicate cases count once. Recorded on every candidate.
+    min_oracle_behaviours: int = Field(
+        1, ge=1, le=10, description="Emit only tasks whose differential oracle asserts at least this many distinct behaviours.")
 
     # --- sandbox limits -------------------------------------------------------------------------
     baseline_reruns: int = Field(1, ge=0, le=5, description="Extra runs of the suite on A to find flaky tests.")

@@ -63,6 +63,10 @@ class SynthesisContext:
     whole_suite: Callable[[], BaselineReport | Drop] | None = None
 
 
+# The drop of an oracle under the `min_oracle_behaviours` floor (counted as it is in the summary).
+LOW_QUALITY = "oracle below the quality floor (min_oracle_behaviours)"
+
+
 class _SiblingOracle:
     """`gate.siblings.SiblingOracle` for one task: the oracle stage's answers, run through `Trials`."""
 
@@ -147,8 +151,16 @@ class Synthesizer:
             cand.apply(GateResult(gate="human oracle", passed=used, detail=why[:500]))
             if used:
                 return human
-        return find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
-                           llm_client=ctx.llm_client)
+        found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
+                            llm_client=ctx.llm_client)
+        if isinstance(found, Drop) or found.behaviours is None:
+            return found
+        floor = ctx.options.min_oracle_behaviours
+        quality = f"{found.behaviours} distinct behaviour(s) asserted, inputs {found.inputs}"
+        if found.behaviours < floor:
+            return Drop(LOW_QUALITY, f"{quality}; min_oracle_behaviours={floor}")
+        cand.apply(GateResult(gate="oracle quality", passed=True, detail=quality))
+        return found
 
     def _spec(self, cand: Candidate, test_path: str, found: OracleFound, search: SiblingSearch,
               lines: assemble.OracleLines, kinds: tuple[str, ...]) -> TaskSpec:

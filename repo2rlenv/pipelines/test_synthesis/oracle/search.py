@@ -120,6 +120,7 @@ class OracleFound:
     inputs: str  # where its inputs came from: an `InputSource` value, or "model"
     origin: str = "differential"  # `oracle_origin`: human, differential or model
     detail: str = ""  # for a human oracle, the cases kept and their file
+    behaviours: int | None = None  # a differential oracle's distinct behaviours asserted (its quality)
 
 
 def oracle_kind(options: TestSynthesisOptions, llm_client: ChatClient | None) -> str:
@@ -168,7 +169,8 @@ def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
     from_model = both.kind is OracleSource.LLM
     inputs = "model" if from_model or both.differential.inputs is None else both.differential.inputs.value
     return OracleFound(both.test_source, both.kind.value if both.kind else kind, max(1, both.attempts),
-                       both.synthesis_llm, inputs)
+                       both.synthesis_llm, inputs,
+                       behaviours=None if from_model else (both.differential.behaviours or None))
 
 
 def extend_oracle(oracle: str, other: Candidate, *, trials: Trials, a_dir: Path, test_path: str,

@@ -68,6 +68,7 @@ class NoOracle(StrEnum):
     PROBE_FAILED = "probe failed"
     NOT_SEPARATED = "generated tests did not separate the versions"
     TOO_LONG = "oracle exceeds the line budget"
+    WRONG_TYPE_ONLY = "only wrong-type errors of made-up inputs tell the versions apart"
 
 
 class Origin(StrEnum):
@@ -167,6 +168,7 @@ class DifferentialResult(BaseModel):
     n_tests: int = Field(0, description="Test functions in `test_source`.")
     diagnosis: Diagnosis = Field(default_factory=Diagnosis)
     inputs: InputSource | None = Field(None, description="Where the weakest of the tests' inputs came from.")
+    behaviours: int = Field(0, description="Distinct behaviours the tests assert (differing facets' values on A and B).")
 
 
 class Limits(BaseModel):
@@ -249,7 +251,9 @@ def _cost(call: CallSpec, case: TestCase) -> int:
 
 
 # Exceptions that usually mean the call was wrong, not that the function documents it (an int where a
-# string belongs raises AttributeError): an oracle asserts them only when nothing else tells B apart.
+# string belongs raises AttributeError): an oracle asserts them only when nothing else tells B apart, and
+# only for calls the suite itself made (issue 34: `LazyObject(0).__setattr__(0, 0)` raising "'int' object
+# is not callable" tested no job of the function; a made-up input of the wrong type is no behaviour).
 INCIDENTAL_EXCEPTIONS = frozenset({"builtins.AttributeError", "builtins.TypeError"})
 
 
@@ -258,21 +262,43 @@ def incidental(c: _Candidate) -> bool:
     return a.kind is OutcomeKind.RAISE and f"{a.exc_module}.{a.exc_qualname}" in INCIDENTAL_EXCEPTIONS
 
 
+def usable(c: _Candidate) -> bool:
+    """Whether a case may be asserted at all: not a wrong-type error of an input the search made up."""
+    return not incidental(c) or c.found.origin is Origin.RECORDED
+
+
+def behaviour(c: _Candidate) -> tuple:
+    """What a case asserts: the differing facets' values on A and on B. Two cases with the same behaviour
+    are near-duplicates (`order_total([], …) == 0.0` three times over) whatever their inputs."""
+    a, b = c.found.outcome_a.facets(), c.found.outcome_b.facets()
+    return tuple((f, a[f].model_dump_json() if f in a else None, b[f].model_dump_json() if f in b else None)
+                 for f in sorted(c.found.facets))
+
+
 def select(candidates: list[_Candidate], max_tests: int) -> list[_Candidate]:
-    """Real calls first, then cheap ones; one per kind of outcome difference before any second of a kind;
-    calls whose outcome on A is an incidental exception only when no other call distinguishes."""
+    """Real calls first, then cheap ones; one per kind of outcome difference before any second of a kind,
+    never two of the same behaviour; calls whose outcome on A is an incidental exception only when no other
+    call distinguishes, and only when the suite made them."""
+    candidates = [c for c in candidates if usable(c)]
     documented = [c for c in candidates if not incidental(c)]
     candidates = documented or candidates
     ordered = sorted(candidates, key=lambda c: (_ORIGIN_RANK[c.found.origin], c.cost, c.index))
     picked: list[_Candidate] = []
     seen: set[tuple] = set()
+    behaviours: set[tuple] = set()
     for c in ordered:
         kind = (c.found.outcome_a.kind, c.found.outcome_b.kind, tuple(f.split(":")[0] for f in c.found.facets))
         if kind not in seen and len(picked) < max_tests:
             seen.add(kind)
+            behaviours.add(behaviour(c))
             picked.append(c)
     taken = {c.index for c in picked}
-    picked += [c for c in ordered if c.index not in taken][: max_tests - len(picked)]
+    for c in ordered:
+        if len(picked) >= max_tests:
+            break
+        if c.index not in taken and behaviour(c) not in behaviours:
+            behaviours.add(behaviour(c))
+            picked.append(c)
     return sorted(picked, key=lambda c: (_ORIGIN_RANK[c.found.origin], c.index))
 
 
@@ -417,6 +443,10 @@ def synthesize_differential(
     if not found:
         detail = search.diagnosis.as_detail()
         return DifferentialResult(found=False, reason=NoOracle.NO_DISTINGUISHING_INPUT, detail=detail, **counts)
+    if not any(usable(c) for c in found):
+        return DifferentialResult(found=False, reason=NoOracle.WRONG_TYPE_ONLY, detail=(
+            f"{len(found)} distinguishing call(s), each raising {', '.join(sorted(INCIDENTAL_EXCEPTIONS))} on A "
+            "for an input the search made up"), **counts)
     target = TargetRef(module=module, qualname=qualname, info=harvest.target)
     result = _write_checked(probe, target, found, max_tests, max_loc, test_path, counts)
     if result.found:
@@ -490,6 +520,7 @@ def _write_checked(
                 test_source=written.source,
                 distinguishing=[c.found for c in chosen],
                 n_tests=len(chosen),
+                behaviours=len({behaviour(c) for c in chosen}),
                 **counts,
             )
         rejected.update(c.index for c, _ in bad)
