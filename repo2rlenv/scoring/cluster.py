@@ -22,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 import threading
 import time
 import warnings
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
@@ -32,7 +34,7 @@ from typing import Any, Iterable
 import repo2rlenv
 from repo2rlenv.errors import SandboxUnavailable, UserError
 from repo2rlenv.scoring.models import Score, ScoreError
-from repo2rlenv.scoring.node import NodeInfo, NodeScorer
+from repo2rlenv.scoring.node import NodeInfo, NodeScorer, NodeStatus
 from repo2rlenv.scoring.routing import NoNode, Router
 
 RETRIES = 2  # sends after a lost node or actor, beyond the first
@@ -78,6 +80,9 @@ class RayDatasetScorer:
         self._actors: dict[str, Any] = {}  # router key -> actor handle
         self._key_of: dict[str, str] = {}  # Ray node id -> router key of its live actor
         self._hosts: dict[str, str] = {}  # router key -> host name, for messages
+        self._nodes: dict[str, str] = {}  # router key -> Ray node id
+        self._served: Counter[str] = Counter()  # router key -> answers it gave
+        self.lost_requests = 0  # sends whose node or actor was lost under them (each one sent again while retries last)
         self._refused: dict[str, str] = {}  # Ray node id -> why it was left out (not asked again)
         self._known: set[str] = set()  # every task id a node has reported
         self._keys = itertools.count(1)
@@ -104,7 +109,8 @@ class RayDatasetScorer:
             # The local nodes' workers import the driver's repo2rlenv, also from a source checkout.
             source = str(Path(repo2rlenv.__file__).resolve().parent.parent)
             path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
-            self._ray.init(num_cpus=os.cpu_count() or 1, resources={self._resource: max(1, local_slots)},
+            # "local": a new cluster even when one runs on this machine (None would join that one).
+            self._ray.init(address="local", num_cpus=os.cpu_count() or 1, resources={self._resource: max(1, local_slots)},
                            object_store_memory=LOCAL_OBJECT_STORE_BYTES, include_dashboard=False,
                            runtime_env={"env_vars": {"PYTHONPATH": path}}, **quiet)
         self._started = True
@@ -138,13 +144,18 @@ class RayDatasetScorer:
                 try:
                     info = NodeInfo.model_validate_json(self._ray.get(ref, timeout=self._start_timeout))
                 except Exception as exc:  # noqa: BLE001 - this node is left out, the others score
-                    self._refused[node] = f"node {node[:12]}: {_cause(exc)}"
-                    warnings.warn(f"scoring node left out: {self._refused[node]}", NodeLeftOut, stacklevel=2)
                     self._ray.kill(actor, no_restart=True)
+                    if getattr(exc, "_actor_init_failed", False):
+                        # The scorer refused to start there (no dataset, no Docker): not asked again.
+                        self._refused[node] = f"node {node[:12]}: {_cause(exc)}"
+                        warnings.warn(f"scoring node left out: {self._refused[node]}", NodeLeftOut, stacklevel=2)
+                    # Otherwise the node went away while its actor started (or is going): the next look
+                    # tries again if it still offers the resource.
                     continue
-                key = f"{info.host}#{next(self._keys)}"
+                key = f"{info.host}:{node[:8]}#{next(self._keys)}"
                 with self._lock:
                     self._actors[key], self._key_of[node], self._hosts[key] = actor, key, info.host
+                    self._nodes[key] = node
                     self._known |= set(info.tasks)
                 self._router.add(key, slots=info.slots, capacity=capacity, tasks=set(info.tasks),
                                  images=set(info.images))
@@ -171,9 +182,17 @@ class RayDatasetScorer:
             except Exception:  # noqa: BLE001 - already gone
                 pass
 
-    def nodes(self) -> dict[str, int]:
-        """Scoring nodes now (host#n) and the requests each has in flight."""
-        return self._router.in_flight()
+    def nodes(self) -> list[NodeStatus]:
+        """The scoring nodes now, with their load."""
+        in_flight = self._router.in_flight()
+        with self._lock:
+            return [NodeStatus(key=key, node_id=self._nodes[key], host=self._hosts[key], in_flight=in_flight[key],
+                               served=self._served[key]) for key in self._actors if key in in_flight]
+
+    def actor(self, key: str) -> Any:
+        """The Ray actor behind a node's key (for operators and tests: `ray.kill` it, ask its pid)."""
+        with self._lock:
+            return self._actors[key]
 
     @property
     def slots(self) -> int:
@@ -233,9 +252,13 @@ class RayDatasetScorer:
                 tried.add(key)
                 lost.append(f"{self._hosts.get(key, key)}: {_cause(exc)}")
                 self._lose(key)
+                with self._lock:
+                    self.lost_requests += 1
                 continue
             finally:
                 self._router.release(key)
+            with self._lock:
+                self._served[key] += 1
             score = Score.model_validate_json(raw)
             # Wall clock as the caller saw it: waiting for a node and the round trip included.
             return score.model_copy(update={"duration_sec": time.monotonic() - start})
@@ -304,5 +327,9 @@ def _actor_class(ray: Any) -> Any:
 
 
 def _cause(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}".rstrip(": ")
+    """One line: what went wrong on the node. Ray puts the remote traceback in the message, the exception
+    that ended it last; a lost actor or node is one line on its own."""
+    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    return (lines[-1] if len(lines) > 1 else f"{type(exc).__name__}: {lines[0]}")[:300]

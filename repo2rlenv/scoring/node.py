@@ -28,6 +28,18 @@ class NodeInfo(BaseModel):
     images: list[str] = Field(description="task ids whose current environment image the node already has")
 
 
+class NodeStatus(BaseModel):
+    """A scoring node as the driver sees it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="host:node-id-prefix#n, new for every actor the driver starts")
+    node_id: str = Field(description="the Ray node id")
+    host: str
+    in_flight: int = Field(description="requests sent to it and not answered yet")
+    served: int = Field(description="answers it gave")
+
+
 class NodeScorer:
     """Scores on this node. Threaded: the actor runs up to its capacity of calls at once, and the
     `DatasetScorer` bounds how many of them grade at a time (the rest wait for a slot here)."""
