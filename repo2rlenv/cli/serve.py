@@ -53,7 +53,8 @@ def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: i
         paths = DatasetPaths(dataset)
         if not paths.tasks.is_dir() or not paths.task_ids():
             raise UserError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
-        if (concurrency is not None and concurrency < 1) or queue < 0 or timeout_sec <= 0 or max_body_bytes < 1 or warm < 0:
+        if ((concurrency is not None and concurrency < 1) or queue < 0 or timeout_sec <= 0 or max_body_bytes < 1
+                or warm < 0):
             raise UserError("--concurrency and --max-body must be at least 1, --queue and --warm at least 0, "
                             "--timeout above 0")
         if token is not None and not token.strip():

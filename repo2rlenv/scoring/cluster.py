@@ -110,7 +110,8 @@ class RayDatasetScorer:
             source = str(Path(repo2rlenv.__file__).resolve().parent.parent)
             path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
             # "local": a new cluster even when one runs on this machine (None would join that one).
-            self._ray.init(address="local", num_cpus=os.cpu_count() or 1, resources={self._resource: max(1, local_slots)},
+            self._ray.init(address="local", num_cpus=os.cpu_count() or 1,
+                           resources={self._resource: max(1, local_slots)},
                            object_store_memory=LOCAL_OBJECT_STORE_BYTES, include_dashboard=False,
                            runtime_env={"env_vars": {"PYTHONPATH": path}}, **quiet)
         self._started = True

@@ -42,7 +42,8 @@ def _free_port() -> int:
 def cluster(docker_ready):
     """A head and one worker node, each with one scoring slot. Tests add (and kill) nodes of their own."""
     # A port of our own: another Ray on this machine (a second test run, a trainer) may hold the default one.
-    made = Cluster(initialize_head=True, head_node_args={**NODE, "gcs_server_port": _free_port(), "include_dashboard": False})
+    made = Cluster(initialize_head=True,
+                   head_node_args={**NODE, "gcs_server_port": _free_port(), "include_dashboard": False})
     made.add_node(**NODE)
     made.wait_for_nodes()
     yield made
