@@ -50,10 +50,14 @@ class ValidationResult(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
+def task_image_tag(task: TaskPaths) -> str:
+    """The tag of the task's environment image: its name and its environment dir's content."""
+    return f"repo2rlenv-task/{task.root.name.lower()}:{tree_digest(task.environment)[:16]}"
+
+
 def build_task_image(client: Any, task: TaskPaths) -> str:
     """Build the task's environment image (cached by the environment dir's content)."""
-    key = tree_digest(task.environment)[:16]
-    tag = f"repo2rlenv-task/{task.root.name.lower()}:{key}"
+    tag = task_image_tag(task)
     try:
         client.images.get(tag)
         return tag

@@ -1,13 +1,15 @@
 """The `serve` command; `repo2rlenv/cli/main.py` registers it with `main.add_command`.
 
-Thin: check the dataset, build a `DatasetScorer` behind a `ScoringService`, bind the HTTP server and serve
-until SIGINT or SIGTERM, then close the warm pools. Bad input (no dataset, a port in use, a bad limit) is
+Thin: check the dataset, build a `DatasetScorer` (or, with `--ray-address`, a `RayDatasetScorer` over a Ray
+cluster's Docker nodes) behind a `ScoringService`, bind the HTTP server and serve until SIGINT or SIGTERM,
+then close the warm pools. Bad input (no dataset, a port in use, a bad limit) is
 one line and exit 2 through `repo2rlenv.cli.guard.guard`. The scoring modules load inside the body, so
 `repo2rlenv --help` imports none of them.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 from pathlib import Path
 
@@ -24,7 +26,9 @@ from repo2rlenv.cli.guard import Failing, guard
 @click.option("--token", envvar="REPO2RLENV_SERVE_TOKEN", default=None,
               help="Require `Authorization: Bearer TOKEN` on /score and /metrics "
                    "(or set REPO2RLENV_SERVE_TOKEN, which keeps it out of the process list).")
-@click.option("--concurrency", type=int, default=2, show_default=True, help="Scores running at once.")
+@click.option("--concurrency", type=int, default=None,
+              help="Scores running at once [default: 2]; with --ray-address, per node [default: the node's "
+                   "repo2rlenv_docker resource].")
 @click.option("--queue", type=int, default=8, show_default=True,
               help="Requests that may wait for a slot; beyond them the answer is 429 with Retry-After.")
 @click.option("--timeout", "timeout_sec", type=float, default=900.0, show_default=True,
@@ -32,9 +36,12 @@ from repo2rlenv.cli.guard import Failing, guard
 @click.option("--max-body", "max_body_bytes", type=int, default=1 << 20, show_default=True,
               help="Largest request body in bytes (413 beyond).")
 @click.option("--warm", type=int, default=1, show_default=True, help="Idle containers kept ready per open task.")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="Score on the Ray cluster at ADDRESS ('auto', HOST:PORT), one scorer per node offering the "
+                   "repo2rlenv_docker resource; 'local' starts one on this machine. Needs the ray extra.")
 @click.option("--quiet", is_flag=True, help="Do not log each request on stderr.")
-def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int, queue: int,
-          timeout_sec: float, max_body_bytes: int, warm: int, quiet: bool) -> None:
+def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int | None, queue: int,
+          timeout_sec: float, max_body_bytes: int, warm: int, ray_address: str | None, quiet: bool) -> None:
     """Score submissions to DATASET's tasks over HTTP: POST /score, GET /health, GET /metrics
     (docs/scoring.md, "The scoring service")."""
     state = Failing()
@@ -46,27 +53,29 @@ def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: i
         paths = DatasetPaths(dataset)
         if not paths.tasks.is_dir() or not paths.task_ids():
             raise UserError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
-        if concurrency < 1 or queue < 0 or timeout_sec <= 0 or max_body_bytes < 1 or warm < 0:
+        if ((concurrency is not None and concurrency < 1) or queue < 0 or timeout_sec <= 0 or max_body_bytes < 1
+                or warm < 0):
             raise UserError("--concurrency and --max-body must be at least 1, --queue and --warm at least 0, "
                             "--timeout above 0")
         if token is not None and not token.strip():
             raise UserError("--token is empty")
-        return _serve(dataset, host, port, token, concurrency, queue, timeout_sec, max_body_bytes, warm, quiet)
+        if ray_address is not None and importlib.util.find_spec("ray") is None:
+            raise UserError("--ray-address needs Ray here and on every node: pip install 'repo2rlenv[ray]'")
+        return _serve(dataset, host, port, token, concurrency, queue, timeout_sec, max_body_bytes, warm,
+                      ray_address, quiet)
 
     guard(body, state)
 
 
-def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int, queue: int,
-           timeout_sec: float, max_body_bytes: int, warm: int, quiet: bool) -> int:
-    from repo2rlenv.sandbox.docker import docker_client
-    from repo2rlenv.scoring.scorer import DatasetScorer
+def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int | None, queue: int,
+           timeout_sec: float, max_body_bytes: int, warm: int, ray_address: str | None, quiet: bool) -> int:
     from repo2rlenv.scoring.server import make_server
     from repo2rlenv.scoring.service import ScoringService, ServiceLimits
 
-    docker_client()  # no daemon: one line and exit 2 before binding
-    limits = ServiceLimits(concurrency=concurrency, queue=queue, score_timeout_sec=timeout_sec,
+    backend, slots, where = _backend(dataset, concurrency, warm, ray_address)
+    limits = ServiceLimits(concurrency=slots, queue=queue, score_timeout_sec=timeout_sec,
                            max_body_bytes=max_body_bytes)
-    service = ScoringService(DatasetScorer(dataset, concurrency=concurrency, warm=warm), limits)
+    service = ScoringService(backend, limits)
     try:
         server = make_server(service, host, port, token=token, log=None if quiet else _log)
     except Exception:
@@ -82,12 +91,31 @@ def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     _log(f"scoring {len(service.backend.task_ids())} tasks of {dataset} at {server.url} "
-         f"(concurrency {concurrency}, queue {queue}{', token required' if token else ''})")
+         f"(concurrency {slots}{where}, queue {queue}{', token required' if token else ''})")
     try:
         server.serve_forever()
     finally:
         server.close()
     return 0
+
+
+def _backend(dataset: Path, concurrency: int | None, warm: int, ray_address: str | None):
+    """The scorer behind the service, the scores it runs at once, and where (for the start-up line)."""
+    if ray_address is None:
+        from repo2rlenv.sandbox.docker import docker_client
+        from repo2rlenv.scoring.scorer import DEFAULT_CONCURRENCY, DatasetScorer
+
+        docker_client()  # no daemon: one line and exit 2 before binding
+        slots = concurrency or DEFAULT_CONCURRENCY
+        return DatasetScorer(dataset, concurrency=slots, warm=warm), slots, ""
+    from repo2rlenv.scoring.cluster import RayDatasetScorer
+
+    local = ray_address == "local"
+    backend = RayDatasetScorer(dataset, address=None if local else ray_address, concurrency=concurrency,
+                               warm=warm, local_slots=concurrency or 2)
+    # The admission bound is fixed at start: nodes that join later add capacity the service does not admit.
+    nodes = backend.nodes()
+    return backend, backend.slots, f" on {len(nodes)} Ray node{'s' if len(nodes) != 1 else ''}"
 
 
 def _log(line: str) -> None:

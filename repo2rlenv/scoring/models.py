@@ -22,6 +22,7 @@ class ScoreError(str, Enum):
     timeout = "timeout"  # test.sh ran past the task's verifier timeout (Harbor records no reward then)
     no_reward = "no_reward"  # test.sh finished but left no readable reward.txt
     verifier = "verifier"  # the verifier stopped on an internal error (details.fault): no verdict on the submission
+    node = "node"  # the scoring node or its worker was lost (RayDatasetScorer) and no other could take the request
 
 
 class Score(BaseModel):

@@ -239,6 +239,12 @@ class DatasetScorer:
             evicted.release()  # a score already holding it still works: its pool is simply restarted
         return scorer
 
+    def warm_up(self, task_ids: Iterable[str] | None = None) -> None:
+        """Build the tasks' images and start their pools now (all tasks: None; past `max_open_tasks` the
+        earliest pools close again, their images stay built)."""
+        for task_id in (self.task_ids() if task_ids is None else list(task_ids)):
+            self.scorer(task_id).warm_up()
+
     def score(self, task_id: str, test_source: str | None) -> Score:
         return self.scorer(task_id).score(test_source)
 

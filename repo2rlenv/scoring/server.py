@@ -34,6 +34,10 @@ class ScoringServer(ThreadingHTTPServer):
     keep the process alive after shutdown."""
 
     daemon_threads = True
+    # The listen backlog. socketserver's default of 5 is too few for a trainer's burst: connections beyond
+    # it were reset by the kernel before the server could accept them, and a reset tells the client nothing,
+    # where a 429 tells it when to come back. The kernel caps it at net.core.somaxconn.
+    request_queue_size = 1024
 
     def __init__(self, address: tuple[str, int], service: ScoringService, *, token: str | None = None,
                  log: Callable[[str], None] | None = None):

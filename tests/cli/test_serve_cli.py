@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -91,6 +92,56 @@ def test_serves_and_stops_cleanly_on_sigterm(scored_dataset, oracle_of):
         rest = proc.stderr.read()
         assert "SIGTERM: finishing admitted scores and closing the warm pools" in rest, rest
         assert "Traceback" not in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _post(url: str, task_id: str, source: str | None) -> tuple[int, dict[str, str], dict]:
+    body = json.dumps({"task_id": task_id, "source": source}).encode()
+    request = urllib.request.Request(f"{url}/score", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=600) as resp:
+            return resp.status, dict(resp.headers), json.load(resp)
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), json.load(exc)
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_serves_on_a_local_ray_cluster_with_a_bounded_queue(scored_dataset, oracle_of):
+    """`--ray-address local`: the service starts a one-node Ray cluster; a burst past concurrency + queue is
+    answered 429 with Retry-After, every admitted request with its right reward; SIGTERM stops Ray too."""
+    if not os.environ.get("CI"):  # under CI Ray is required (the dev extra)
+        pytest.importorskip("ray")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from repo2rlenv.dataset.taskdir import DatasetPaths
+
+    task_id = DatasetPaths(scored_dataset).task_ids()[0]
+    oracle = oracle_of(scored_dataset, task_id)
+    proc = subprocess.Popen([sys.executable, "-m", "repo2rlenv", "serve", str(scored_dataset), "--port", "0",
+                             "--ray-address", "local", "--concurrency", "1", "--queue", "1", "--quiet"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while " at http://127.0.0.1:" not in line:  # Ray logs its own start-up lines first
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "serve exited before listening"
+        assert "concurrency 1 on 1 Ray node" in line, line
+        url = line.split(" at ", 1)[1].split()[0]
+        with ThreadPoolExecutor(6) as burst:
+            answers = list(burst.map(lambda source: _post(url, task_id, source), [oracle, None] * 3))
+        served = [(source, body) for source, (status, _, body) in zip([oracle, None] * 3, answers) if status == 200]
+        busy = [headers for status, headers, _ in answers if status == 429]
+        assert len(served) + len(busy) == 6 and served and busy, answers
+        assert all(int(h["Retry-After"]) >= 1 for h in busy)
+        assert all(body["reward"] == (1.0 if source else 0.0) and body["error"] is None for source, body in served)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0
+        assert "Traceback" not in proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()

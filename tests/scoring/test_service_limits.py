@@ -101,3 +101,37 @@ def test_a_timed_out_request_keeps_its_slot_until_the_grading_ends():
     backend.release.set()
     service.close()  # waits for it
     assert service.in_flight() == 0
+
+
+def test_a_burst_of_connections_is_answered_never_reset():
+    """128 clients connect at once: each gets 200 or 429. (The standard library's listen backlog of 5 made
+    the kernel reset connections beyond it before the server could answer them.)"""
+    import http.client
+    from concurrent.futures import ThreadPoolExecutor
+
+    from repo2rlenv.scoring.server import make_server
+
+    backend = Gated(concurrency=2)
+    backend.release.set()
+    server = make_server(ScoringService(backend, ServiceLimits(concurrency=2, queue=8)), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    start = threading.Barrier(128)
+
+    def one(_: int) -> int:
+        conn = http.client.HTTPConnection(host, port, timeout=60)
+        start.wait()
+        try:
+            conn.request("POST", "/score", b'{"task_id": "t", "source": "x"}', {"Content-Type": "application/json"})
+            return conn.getresponse().status
+        finally:
+            conn.close()
+
+    try:
+        with ThreadPoolExecutor(128) as clients:
+            statuses = list(clients.map(one, range(128)))
+    finally:
+        server.shutdown()
+        server.close()
+    assert set(statuses) <= {200, 429} and 200 in statuses, statuses
