@@ -88,7 +88,9 @@ class RayExecutor:
         self._started_cluster = address is None
         if address is None:
             slots = workers or max(1, (os.cpu_count() or 2) // 2)
-            ray.init(num_cpus=max(os.cpu_count() or 1, slots), resources={RESOURCE: slots},
+            # address="local": a new cluster even when another one runs on this machine (joining it with
+            # num_cpus set would fail).
+            ray.init(address="local", num_cpus=max(os.cpu_count() or 1, slots), resources={RESOURCE: slots},
                      include_dashboard=False, log_to_driver=False, configure_logging=False)
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
