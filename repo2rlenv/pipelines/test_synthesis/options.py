@@ -25,6 +25,11 @@ class TestSynthesisOptions(BaseModel):
 
     # --- what to mine ---------------------------------------------------------------------------
     limit: int = Field(50, ge=1, description="Most tasks to emit (bounds emitted tasks, not candidates tried).")
+    # Issue 34, item 1: a slow suite must not turn a run into an open-ended wait. Past the budget no new
+    # candidate (or commit) is started; what is in flight finishes, and a rerun with a larger budget goes
+    # on where this one stopped (the journal).
+    time_budget_min: float = Field(
+        0, ge=0, description="Stop starting new candidates after this many minutes of the run (0: no budget); a rerun continues.")
     # Real history first, then mutants to fill `limit` (issue 33: `commit_pair` alone, the default before,
     # made 0 of 5 tasks on click and requests). A plain directory has no history: mutants fill it all.
     strategy: Strategy = Field(

@@ -9,6 +9,7 @@ fate lands in `candidates.jsonl`.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -139,6 +140,9 @@ class TestSynthesisPipeline:
                               "(use --pipeline-opt strategy=mutation)")
         rep = ctx.reporter
         result = PipelineResult()
+        # From the run's start: the environment and the baseline spend the budget too.
+        self._budget_min = options.time_budget_min
+        self._deadline = time.monotonic() + 60 * options.time_budget_min if options.time_budget_min else None
         ref = open_ref(ctx)
         a_dir, plan, session, runner = ref.a_dir, ref.plan, ref.session, ref.runner
         try:
@@ -182,11 +186,11 @@ class TestSynthesisPipeline:
             processed: list[Candidate] = []
             with closing(judge_at_commits(ctx, options, synth.ctx, baseline, pairs, result)) as commits:
                 for work in commits:
-                    if distinct(result) >= options.limit:
+                    if distinct(result) >= options.limit or self._over_budget(ctx, result):
                         break
                     processed += self._process(ctx, options, work.gates, work.synth, work.pairs, result, decisions,
                                                earlier=processed)
-            if rest or not pairs:
+            if (rest or not pairs) and not self._over_budget(ctx, result):
                 processed += self._process(ctx, options, gates, synth, rest, result, decisions.fresh_share(),
                                            earlier=processed)
             result.details["spread"] = spread.summary(c for c in processed if c.status == "emitted")
@@ -278,7 +282,7 @@ class TestSynthesisPipeline:
 
         queue = iter(candidates)
         with ctx.reporter.progress(f"candidates (up to {options.limit} tasks)", total=len(candidates)) as tick:
-            while distinct(result) < options.limit:
+            while distinct(result) < options.limit and not self._over_budget(ctx, result):
                 size = min(_MAX_BATCH, max(_MIN_BATCH, _BATCH_PER_TASK * (options.limit - distinct(result))))
                 batch: list[Candidate] = []
                 for cand in queue:
@@ -305,9 +309,9 @@ class TestSynthesisPipeline:
                     cand = spread.fresh_first(batch, (c for c in [*earlier, *done] if c.status == "emitted"))[0]
                     batch.remove(cand)
                     result.stages["gated"] += 1
-                    if enough(cand):
+                    if enough(cand) or self._over_budget(ctx, result):
                         # Gated in the same batch as the task that filled the limit (or this function's
-                        # share): not decided, so a rerun with a larger limit tries it again.
+                        # share), or past the time budget: not decided, so a rerun tries it again.
                         result.stages["gated, not needed"] += 1
                         tick(f"{cand.function.qualname}: not needed")
                         continue
@@ -318,6 +322,18 @@ class TestSynthesisPipeline:
                         self._merge_new(ctx, result, decisions, tick)
                     journal.append(cand)
         return done
+
+    def _over_budget(self, ctx: RunContext, result: PipelineResult) -> bool:
+        """Whether the run is past `time_budget_min` (said once, in the summary and on the console)."""
+        deadline = getattr(self, "_deadline", None)
+        if deadline is None or time.monotonic() < deadline:
+            return False
+        if "stopped" not in result.details:
+            budget = self._budget_min
+            result.details["stopped"] = f"time budget of {budget:g} min spent (time_budget_min); a rerun continues"
+            ctx.reporter.warn(f"the time budget of {budget:g} min is spent: no new candidate is started "
+                              "(rerun with a larger time_budget_min to continue)")
+        return True
 
     def _resume(self, cand: Candidate, prev: Candidate | None, published: bool, task_id: str,
                 result: PipelineResult, per_function: Counter[str], *, merged: bool = False) -> Candidate:
