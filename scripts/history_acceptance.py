@@ -3,7 +3,8 @@
     python3 scripts/history_acceptance.py CLONE [CLONE ...] --out DIR [--limit 5] [--timeout 1200]
 
 For every clone (a git checkout with its history), runs `repo2rlenv generate --repo CLONE --out DIR/NAME
---pipeline-opt limit=N` with no other option (the default strategy, Docker when it is there, no model),
+--pipeline-opt limit=N` with only a time budget (`time_budget_min`, two minutes under `--timeout`) besides:
+the default strategy, Docker when it is there, no model;
 then `repo2rlenv audit DIR/NAME`, and prints one row per library: units scanned, dropped by reason (the
 three largest), commits judged, seconds per judged commit, tasks from history (human / other oracle), from
 mutants, the audit's verdict and the wall time. A run over `--timeout` is stopped and reported as such
@@ -48,8 +49,11 @@ def _origins(out: Path) -> dict[str, dict[str, int]]:
 def row(clone: Path, out_root: Path, limit: int, timeout: float) -> dict:
     out = out_root / clone.name
     env_argv = [sys.executable, "-m", "repo2rlenv"]
+    # The run's own budget ends it cleanly (summary written) a little before the hard stop.
+    budget = max(1.0, timeout / 60 - 2)
     code, seconds = _run([*env_argv, "generate", "--repo", str(clone), "--out", str(out),
-                          "--pipeline-opt", f"limit={limit}"], timeout)
+                          "--pipeline-opt", f"limit={limit}", "--pipeline-opt", f"time_budget_min={budget:g}"],
+                         timeout)
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {}
     audit_code, _ = _run([*env_argv, "audit", str(out)], 600) if (out / "manifest.jsonl").is_file() else (None, 0)
     origins = _origins(out)
@@ -57,7 +61,8 @@ def row(clone: Path, out_root: Path, limit: int, timeout: float) -> dict:
     drops = {k.removeprefix("commit: "): v for k, v in (summary.get("skip_reasons") or {}).items()
              if k.startswith("commit: ")}
     per_commit = ((summary.get("commit_pair") or {}).get("seconds_per_commit") or {}).get("mean")
-    return {"library": clone.name, "exit": "timeout" if code is None else code, "minutes": round(seconds / 60, 1),
+    stopped = "budget" if summary.get("stopped") else ("timeout" if code is None else code)
+    return {"library": clone.name, "exit": stopped, "minutes": round(seconds / 60, 1),
             "scanned": (summary.get("stages") or {}).get("commits scanned"),
             "top drops": dict(sorted(drops.items(), key=lambda kv: -kv[1])[:3]),
             "judged": (summary.get("stages") or {}).get("commits judged"), "s/commit": per_commit,
