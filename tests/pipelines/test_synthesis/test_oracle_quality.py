@@ -29,7 +29,7 @@ def test_each_emitted_differential_oracle_records_its_quality(scored_dataset):
 def test_oracles_under_the_floor_are_not_emitted(example_repo, tmp_path, r2e_cache):
     out = tmp_path / "ds"
     config = GenerateConfig(repo=str(example_repo), out=out, sandbox="local", cache_dir=r2e_cache,
-                            pipeline_opts={"strategy": "mutation", "limit": 1, "seed": 3,
+                            pipeline_opts={"strategy": "mutation", "limit": 1, "seed": 3, "operators": ["off_by_one"],
                                            "min_oracle_behaviours": 10})
     result = run_generate(config, Reporter(quiet=True))
     assert result.emitted == []
