@@ -85,7 +85,10 @@ def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
     diffs = [task.broken_patch.read_text()]
     if task.siblings.is_dir():
         diffs += [p.read_text() for p in sorted(task.siblings.glob("*.diff"))]
-    b_lines = sorted({text for diff in diffs for text in leaks.changed_text(diff) if text not in a_lines})
+    # A needle is searched for as a substring, so one that A's own text holds anywhere (a B line that is part
+    # of a longer line of A) would be found in every task built from A: not telling (issue 34, item 5).
+    b_lines = sorted({text for diff in diffs for text in leaks.changed_text(diff)
+                      if text not in a_lines and text not in a_text})
     oracle = task.solution / Path(test_path).name
     oracle_lines = []
     if oracle.is_file():
@@ -93,7 +96,7 @@ def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
                       if len(line.strip()) >= 2 * MIN_NEEDLE and not line.strip().startswith(("#", "import", "from"))}
         # The longest lines are the oracle's own (inputs and expected values). More than a few are kept: the
         # image check discounts lines installed libraries also hold, and what is left must still say something.
-        oracle_lines = sorted(c for c in candidates if c not in a_lines)
+        oracle_lines = sorted(c for c in candidates if c not in a_lines and c not in a_text)
         oracle_lines = sorted(oracle_lines, key=lambda s: (-len(s), s))[:ORACLE_NEEDLES]
     change = ChangeRecord.read(task.change)
     return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs,

@@ -208,3 +208,19 @@ def test_a_real_changes_own_words_and_a_networked_agent_are_found(dataset):
     # The other task keeps its change's words to tests/ and its agent offline: nothing to report.
     assert {k: checks[second][k] for k in ("instruction", "environment", "image", "network")} == \
         {"instruction": "ok", "environment": "ok", "image": "ok", "network": "ok"}
+
+
+def test_a_b_line_that_a_holds_inside_a_longer_line_is_not_a_needle(tmp_path):
+    """B's `return rccmp` is part of A's `return rccmp(a, b)`: searched as a substring it would be found in
+    every image built from A (a false alarm on python-semver); a line of B that A lacks still is a needle."""
+    from repo2rlenv.dataset.taskdir import TaskPaths
+
+    task = TaskPaths(tmp_path / "t")
+    task.repo.mkdir(parents=True)
+    (task.repo / "semver.py").write_text("def f(a, b):\n    return rccmp(a, b)\n")
+    task.tests.mkdir()
+    task.broken_patch.write_text("--- a/semver.py\n+++ b/semver.py\n@@ -1,2 +1,3 @@\n def f(a, b):\n"
+                                 "-    return rccmp(a, b)\n+    rccmp = a - b\n+    return rccmp\n")
+    task.solution.mkdir()
+    hidden = hidden_of(task, "tests/test_r2e_x.py")
+    assert hidden.b_lines == ["rccmp = a - b"]
