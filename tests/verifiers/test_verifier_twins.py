@@ -106,7 +106,7 @@ UNITS = [u for u in vt.changed_units([SAMPLE, SAMPLE.replace("x + \\", "x - \\")
 
 
 def canonical_module(text: str, twin: vt._Twin | None = None) -> str:
-    undo = vt.Canonical(set(), {}) if twin is None else vt.Canonical(twin.fresh_names - set(twin.renames), twin.renames)
+    undo = vt.Canonical(set(), {}) if twin is None else twin.canonical()
     return vt._dump(undo.visit(ast.parse(text)))
 
 

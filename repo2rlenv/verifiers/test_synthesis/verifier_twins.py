@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 # What a twin may do; the emitter can switch kinds off for a task (e.g. `padding` for a module that
 # reads its own source) and records which it checked.
-KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
+KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap", "opaque")
 # A function that can observe its own locals by name keeps its locals: no renames, no new locals.
 _INTROSPECTIVE_NAMES = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
                                   "f_locals", "f_back", "stack", "getframeinfo", "getouterframes"})
@@ -375,6 +375,197 @@ def _plain_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             | _nested_names(fn)}
 
 
+# --------------------------------------------------------------------------- opaque guards
+
+# A guard variable holds, at every point, an int ≡ residue (mod modulus): seeded from constants of that
+# residue (chosen by the identity of a parameter), stepped in loops by maps that keep it. Powers of two let
+# `& (m - 1)` stand for `% m`.
+_MODULI = (3, 4, 5, 7, 8, 9, 11, 13, 16)
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_DECOY_OPS = ("+", "-", "*", "//", "%", "|", "&")
+_INDENT = "    "
+
+
+@dataclass(frozen=True, slots=True)
+class _Invariant:
+    name: str
+    modulus: int
+    residue: int
+
+
+class _Guards:
+    """The opaque guards of one function of one twin: `if P:` (or `while P:`, `if Q: … else:`, an `elif`
+    chain) over decoy statements that never run, P a predicate whose value is fixed but which a folder
+    cannot compute without knowing the invariant of its variables.
+
+    Why it keeps behaviour: a predicate reads only the guard variables (ints the twin alone binds and
+    steps) and parameters compared by `is` with None or with a list the twin made after the call (so never
+    the same object); ring operations, `%`/`&` by a positive constant and comparisons of ints call nothing
+    of anyone's, raise nothing and look up no name. The decoys never run; they read and store only the
+    function's own locals and parameters (already in its `co_varnames`) and fresh names, so they bind no
+    new name in any other scope, and call, subscript or return nothing that is ever reached. No `return`,
+    `yield`, `await`, `break`, `continue`, walrus or literal that a compiler warns about."""
+
+    def __init__(self, rng: random.Random, fresh, params: list[str], stable: list[str], plain: list[str]):
+        self.rng, self.fresh = rng, fresh
+        self.params, self.stable, self.plain = params, stable, plain
+        self.vars: list[_Invariant] = []
+        self.idents: list[tuple[str, str]] = []  # (parameter, a list made by the twin)
+
+    # ---- statements
+    def seeds(self) -> list[str]:
+        """The statements at the top of the body that bind the guard variables (and the lists)."""
+        rng, out = self.rng, []
+        for _ in range(rng.randint(1, 2)):
+            m = rng.choice(_MODULI)
+            inv = _Invariant(self.fresh(), m, rng.randrange(m))
+            self.vars.append(inv)
+            out.append(f"{inv.name} = {self._seed(inv)}")
+        if self.stable and rng.random() < 0.5:
+            obj = self.fresh()
+            out.append(f"{obj} = [{rng.randint(0, 99)}]")
+            self.idents += [(p, obj) for p in rng.sample(self.stable, min(2, len(self.stable)))]
+        rng.shuffle(out)  # independent statements: any order (the lists bind nothing a seed reads)
+        return out
+
+    def _seed(self, inv: _Invariant) -> str:
+        rng, m, r = self.rng, inv.modulus, inv.residue
+        c1, c2 = (r + m * rng.randint(-60, 900) for _ in range(2))
+        if not self.params:
+            return str(c1)
+        p, q = rng.choice(self.params), rng.choice(self.params)
+        return rng.choice((f"{c1}", f"{c1} if {p} is None else {c2}", f"{c1} if {p} is not None else {c2}",
+                           f"{c1} + {m * rng.randint(1, 99)} * ({p} is None)",
+                           f"({p} is {q}) * {m * rng.randint(1, 99)} + {c1}"))
+
+    def step(self) -> str:
+        """A statement for the top of a loop's body: moves one guard variable, keeping its residue."""
+        rng = self.rng
+        inv = rng.choice(self.vars)
+        k, m, r = inv.name, inv.modulus, inv.residue
+        big = m * rng.randint(2, 4000)
+        a = rng.randint(2, 97)
+        return rng.choice((f"{k} = ({k} + {m * rng.randint(1, 300)}) % {big}",
+                           f"{k} = ({k} * {a} + {(r - a * r) % m + m * rng.randint(0, 50)}) % {big}",
+                           f"{k} += {m * rng.randint(1, 50)}", f"{k} -= {m * rng.randint(1, 50)}"))
+
+    def guard(self) -> list[str]:
+        """The lines of one guard statement (relative indentation)."""
+        rng = self.rng
+        decoy = [_INDENT + s for s in self._decoy()]
+        live = _INDENT + (f"{self.fresh()} = {rng.randint(0, 999)}" if rng.random() < 0.3 else "pass")
+        form = rng.randrange(5)
+        if form == 0:
+            return [f"if {self.predicate(False)}:", *decoy]
+        if form == 1:
+            return [f"if {self.predicate(True)}:", live, "else:", *decoy]
+        if form == 2:
+            return [f"while {self.predicate(False)}:", *decoy]
+        if form == 3:
+            return [f"if {self.predicate(False)}:", *decoy, f"elif {self.predicate(False)}:",
+                    *(_INDENT + s for s in self._decoy())]
+        return [f"if {self.predicate(True)}:", live, f"elif {self.predicate(rng.random() < 0.5)}:", *decoy]
+
+    # ---- predicates
+    def predicate(self, truth: bool, depth: int = 2) -> str:
+        rng = self.rng
+        pick = rng.random() if depth else 1.0
+        if pick < 0.15:
+            return f"not ({self.predicate(not truth, depth - 1)})"
+        if pick < 0.4:  # and: true when both are; false when either is (the other may be anything)
+            left, right = (True, True) if truth else rng.choice(((False, rng.random() < 0.5), (True, False)))
+            return f"({self.predicate(left, depth - 1)}) and ({self.predicate(right, depth - 1)})"
+        if pick < 0.65:
+            left, right = (False, False) if not truth else rng.choice(((True, rng.random() < 0.5), (False, True)))
+            return f"({self.predicate(left, depth - 1)}) or ({self.predicate(right, depth - 1)})"
+        return self._atom(truth)
+
+    def _atom(self, truth: bool) -> str:
+        rng = self.rng
+        if self.idents and rng.random() < 0.25:
+            p, obj = rng.choice(self.idents)
+            return f"{p} is not {obj}" if truth else f"{p} is {obj}"
+        inv = rng.choice(self.vars)
+        text, value = self._ring(inv, 2)
+        while not re.search(rf"\b{inv.name}\b", text):  # a constant alone would fold
+            text, value = self._ring(inv, 2)
+        m = inv.modulus
+        lhs = f"({text} & {m - 1})" if m & (m - 1) == 0 and rng.random() < 0.5 else f"{text} % {m}"
+        w = value % m  # what lhs is, whatever the variable holds
+        op, v = ("==", w) if truth else ("!=", w)
+        for _ in range(12):
+            op, v = rng.choice(tuple(_COMPARE)), rng.randint(-1, m)
+            if _COMPARE[op](w, v) == truth:
+                break
+        else:
+            op, v = ("==", w) if truth else ("!=", w)
+        return f"{lhs} {op} {v}" if rng.random() < 0.7 else f"{v} {_MIRROR[op]} {lhs}"
+
+    def _ring(self, inv: _Invariant, depth: int) -> tuple[str, int]:
+        """A polynomial in the variable (+, -, * and int constants) and its value at the residue, which is
+        its value modulo the modulus whatever the variable holds."""
+        rng = self.rng
+        if depth == 0 or rng.random() < 0.3:
+            if rng.random() < 0.6:
+                return inv.name, inv.residue
+            c = rng.randint(0, 99)
+            return str(c), c
+        (lt, lv), (rt, rv) = self._ring(inv, depth - 1), self._ring(inv, depth - 1)
+        op = rng.choice("+-*")
+        return f"({lt} {op} {rt})", {"+": lv + rv, "-": lv - rv, "*": lv * rv}[op]
+
+    # ---- decoys: never run
+    def _decoy(self) -> list[str]:
+        rng, out = self.rng, []
+        for _ in range(rng.randint(1, 3)):
+            pick = rng.random()
+            if pick < 0.45 or not self._readable():
+                target = rng.choice(self.plain) if self.plain and rng.random() < 0.6 else self.fresh()
+                out.append(f"{target} = {self._expr(2)}")
+            elif pick < 0.6 and self.plain:
+                out.append(f"{rng.choice(self.plain)} {rng.choice(_DECOY_OPS)}= {self._expr(1)}")
+            else:
+                args = ", ".join(self._expr(1) for _ in range(rng.randint(0, 2)))
+                out.append(f"{rng.choice(self._readable())}({args})")
+        return out
+
+    def _readable(self) -> list[str]:
+        return [*self.params, *self.plain, *(v.name for v in self.vars)]
+
+    def _expr(self, depth: int) -> str:
+        rng, names = self.rng, self._readable()
+        pick = rng.random()
+        if depth == 0 or pick < 0.35 or not names:
+            return rng.choice(names) if names and rng.random() < 0.7 else str(rng.randint(0, 99))
+        if pick < 0.65:
+            return f"{self._expr(depth - 1)} {rng.choice(_DECOY_OPS)} {self._expr(depth - 1)}"
+        if pick < 0.8:
+            return f"{rng.choice(names)}[{self._expr(depth - 1)}]"
+        if pick < 0.92:
+            return f"{rng.choice(names)}({self._expr(depth - 1)})"
+        return f"({self._expr(depth - 1)}, {self._expr(depth - 1)})"
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = fn.args
+    return [a.arg for a in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg] if a]
+
+
+def _stable_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Parameters nothing rebinds (not in the function's own scope, not from a nested one): each holds the
+    object it was called with, which cannot be a list the twin makes after the call."""
+    own = _own_nodes(fn)
+    bound = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound |= {n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    bound |= {n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name}
+    bound |= {a.asname or a.name.split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    bound |= {n.name for n in own if isinstance(n, (*_FUNCS, ast.ClassDef))}
+    return [p for p in _params(fn) if p not in bound and p not in _nested_names(fn)]
+
+
 # --------------------------------------------------------------------------- one twin of one file
 
 @functools.lru_cache(maxsize=16)
@@ -416,6 +607,7 @@ class _Twin:
         self.taken = set(taken)
         self.fresh_names: set[str] = set()
         self.renames: dict[str, str] = {}  # fresh name → the local it replaces
+        self.dead: set[str] = set()  # the opaque guards inserted, as dumped
         self.placed = False  # whether the unit being planned holds the references statement
         self.spots = spots
         self.free = _first_free_line(lines)
@@ -546,10 +738,36 @@ class _Twin:
                     edits.insert_after(stmt.end_lineno, f"{self._indent(stmt)}return {name}")
             if "invert_if" in kinds and isinstance(stmt, ast.If) and not stmt.orelse and rng.random() < 0.5:
                 self._plan_invert(stmt, edits)
-        if "rename" in kinds and not introspective:
-            self._plan_renames(fn, edits)
+        renamed = self._plan_renames(fn, edits) if "rename" in kinds and not introspective else {}
         if "wrap" in kinds and not introspective:
             self._plan_wraps(fn, edits)
+        if "opaque" in kinds and not introspective and start < len(body) and self._insertable(body, start):
+            self._plan_opaque(fn, start, renamed, edits)
+
+    def _plan_opaque(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int, renamed: dict[str, str],
+                     edits: Edits) -> None:
+        """Guard variables seeded at the top of the body, stepped at the top of loop bodies, and one to
+        three guards at random statement boundaries (see `_Guards`). The decoys name the locals as this twin
+        renamed them (the old name stored in a decoy would be a local again)."""
+        rng = self.rng
+        plain = sorted(renamed.get(n, n) for n in _plain_locals(fn))
+        guards = _Guards(rng, self.fresh, _params(fn), _stable_params(fn), plain)
+        top = fn.body[start]
+        for text in guards.seeds():
+            edits.insert_before(_first_line(top), self._indent(top) + text)
+        spots = []
+        for stmt_list, i in _own_statements(fn):
+            stmt = stmt_list[i]
+            if self._insertable(stmt_list, i) and not (stmt_list is fn.body and i < start):
+                spots.append(stmt)
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) and self._insertable(stmt.body, 0) \
+                    and rng.random() < 0.8:
+                edits.insert_before(_first_line(stmt.body[0]), self._indent(stmt.body[0]) + guards.step())
+        for stmt in rng.sample(spots, min(len(spots), rng.randint(1, 3))):
+            lines = guards.guard()
+            self.dead.add(_dump(ast.parse("\n".join(lines)).body[0]))
+            for line in lines:
+                edits.insert_before(_first_line(stmt), self._indent(stmt) + line)
 
     def _plan_invert(self, stmt: ast.If, edits: Edits) -> None:
         test, first = stmt.test, stmt.body[0]
@@ -567,10 +785,11 @@ class _Twin:
         edits.insert_after(test.end_lineno, self._indent(first) + "pass")
         edits.insert_after(test.end_lineno, self._indent(stmt) + "else:")
 
-    def _plan_renames(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> None:
+    def _plan_renames(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> dict[str, str]:
         """Rename a random half of `fn`'s plain locals; a name whose every use cannot be found in the text
-        where the AST puts it keeps its name."""
+        where the AST puts it keeps its name. Returns {old: new}."""
         planned: list[tuple[int, int, int, str]] = []
+        mine: dict[str, str] = {}
         for old in sorted(n for n in _plain_locals(fn) if self.rng.random() < 0.5):
             uses = [n for n in _own_nodes(fn) if isinstance(n, ast.Name) and n.id == old]
             spots = []
@@ -583,8 +802,10 @@ class _Twin:
             else:
                 new = self.fresh()
                 self.renames[new] = old
+                mine[old] = new
                 planned += [(line, col, col + len(old), new) for line, col in spots]
         edits.inline += planned
+        return mine
 
     def _plan_wraps(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> None:
         """Wrap some names the body reads as `(name, k)[0]`: the same object, read at the same point, a
@@ -653,8 +874,11 @@ class _Twin:
             old_fn = _parse_unit("".join(lines), unit.indent)
         except SyntaxError:
             return False
-        return _dump(Canonical(self.fresh_names - set(self.renames), self.renames).visit(new_fn)) == _dump(
-            Canonical(set(), {}).visit(old_fn))
+        return _dump(self.canonical().visit(new_fn)) == _dump(Canonical(set(), {}).visit(old_fn))
+
+    def canonical(self) -> "Canonical":
+        """What undoes this twin's edits (the original is undone with `Canonical(set(), {})`)."""
+        return Canonical(self.fresh_names - set(self.renames), self.renames, frozenset(self.dead))
 
     def _place_module_references(self, edits: Edits) -> None:
         """No unit took the references statement: it goes at module level (it binds no name), after the
@@ -717,8 +941,8 @@ class Canonical(ast.NodeTransformer):
     `if not (c): <nothing> else: X` back to `if c: X`, renamed locals back to their names. Applied to
     the original too, so the original's own `pass` statements are dropped on both sides."""
 
-    def __init__(self, fresh: set[str], renames: dict[str, str]):
-        self.fresh, self.renames = fresh, renames
+    def __init__(self, fresh: set[str], renames: dict[str, str], dead: frozenset[str] | set[str] = frozenset()):
+        self.fresh, self.renames, self.dead = fresh, renames, dead
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.renames:
@@ -735,8 +959,15 @@ class Canonical(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def _is_fresh_store(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.AugAssign):  # an opaque guard's variable stepped in a loop
+            return isinstance(stmt.target, ast.Name) and stmt.target.id in self.fresh
         return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and stmt.targets[0].id in self.fresh)
+
+    def _is_dead(self, stmt: ast.stmt) -> bool:
+        """An opaque guard this twin inserted, recognised by its exact text (not by its shape: a guard
+        that landed anywhere but where it was planned, or any statement of the original, stays)."""
+        return isinstance(stmt, (ast.If, ast.While)) and bool(self.dead) and _dump(stmt) in self.dead
 
     def _is_references(self, stmt: ast.stmt) -> bool:
         value = getattr(stmt, "value", None)
@@ -755,7 +986,8 @@ class Canonical(ast.NodeTransformer):
                 out.append(ast.Return(value=stmt.value))
                 i += 2
                 continue
-            if not (isinstance(stmt, ast.Pass) or self._is_fresh_store(stmt) or self._is_references(stmt)):
+            if not (isinstance(stmt, ast.Pass) or self._is_fresh_store(stmt) or self._is_references(stmt)
+                    or self._is_dead(stmt)):
                 out.append(stmt)
             i += 1
         return out
