@@ -377,9 +377,11 @@ def _plain_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 # --------------------------------------------------------------------------- opaque guards
 
-# A guard variable holds, at every point, an int ≡ residue (mod modulus): seeded from constants of that
-# residue (chosen by the identity of a parameter), stepped in loops by maps that keep it. Powers of two let
-# `& (m - 1)` stand for `% m`.
+# Guard variables come in pairs whose difference is always ≡ gap (mod modulus), while each alone takes
+# values that depend on the identity of a parameter and on how often loops ran: a folder that tracks each
+# variable's values alone (constants, sets of values, intervals, even residues of each) finds the
+# predicates undecided; only a relation between the two decides them. Powers of two let `& (m - 1)` stand
+# for `% m`.
 _MODULI = (3, 4, 5, 7, 8, 9, 11, 13, 16)
 _COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
             "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
@@ -390,23 +392,26 @@ _INDENT = "    "
 
 @dataclass(frozen=True, slots=True)
 class _Invariant:
-    name: str
+    """`high - low ≡ gap (mod modulus)` holds from the seeds on."""
+
+    low: str
+    high: str
     modulus: int
-    residue: int
+    gap: int
 
 
 class _Guards:
     """The opaque guards of one function of one twin: `if P:` (or `while P:`, `if Q: … else:`, an `elif`
-    chain) over decoy statements that never run, P a predicate whose value is fixed but which a folder
-    cannot compute without knowing the invariant of its variables.
+    chain) over decoy statements that never run, P a predicate whose value is fixed by an invariant of its
+    variables that no look at one variable at a time reveals.
 
     Why it keeps behaviour: a predicate reads only the guard variables (ints the twin alone binds and
-    steps) and parameters compared by `is` with None or with a list the twin made after the call (so never
-    the same object); ring operations, `%`/`&` by a positive constant and comparisons of ints call nothing
-    of anyone's, raise nothing and look up no name. The decoys never run; they read and store only the
-    function's own locals and parameters (already in its `co_varnames`) and fresh names, so they bind no
-    new name in any other scope, and call, subscript or return nothing that is ever reached. No `return`,
-    `yield`, `await`, `break`, `continue`, walrus or literal that a compiler warns about."""
+    steps) and parameters compared by `is` with None, with each other, or with a list the twin made after
+    the call (so never the same object); ring operations, `%`/`&` by a positive constant and comparisons
+    of ints call nothing of anyone's, raise nothing and look up no name. The decoys never run; they read
+    and store only the function's own locals and parameters (already in its `co_varnames`) and fresh
+    names, so they bind no new name in any other scope, and what they call or subscript is never reached.
+    No `return`, `yield`, `await`, `break`, `continue`, walrus or literal that a compiler warns about."""
 
     def __init__(self, rng: random.Random, fresh, params: list[str], stable: list[str], plain: list[str]):
         self.rng, self.fresh = rng, fresh
@@ -420,36 +425,53 @@ class _Guards:
         rng, out = self.rng, []
         for _ in range(rng.randint(1, 2)):
             m = rng.choice(_MODULI)
-            inv = _Invariant(self.fresh(), m, rng.randrange(m))
+            inv = _Invariant(self.fresh(), self.fresh(), m, rng.randrange(m))
             self.vars.append(inv)
-            out.append(f"{inv.name} = {self._seed(inv)}")
+            out.append(self._seed_pair(inv))
         if self.stable and rng.random() < 0.5:
             obj = self.fresh()
-            out.append(f"{obj} = [{rng.randint(0, 99)}]")
+            out.append([f"{obj} = [{rng.randint(0, 99)}]"])
             self.idents += [(p, obj) for p in rng.sample(self.stable, min(2, len(self.stable)))]
-        rng.shuffle(out)  # independent statements: any order (the lists bind nothing a seed reads)
-        return out
+        rng.shuffle(out)  # independent groups: any order
+        return [line for group in out for line in group]
 
-    def _seed(self, inv: _Invariant) -> str:
-        rng, m, r = self.rng, inv.modulus, inv.residue
-        c1, c2 = (r + m * rng.randint(-60, 900) for _ in range(2))
+    def _seed_pair(self, inv: _Invariant) -> list[str]:
+        """Both variables take values chosen by one identity test, the two choices ≢ (mod m) apart, their
+        difference ≡ gap on either; or the second is the first plus the gap."""
+        rng, m = self.rng, inv.modulus
+        on_true = rng.randint(-500, 9000)
+        on_false = on_true + rng.choice([k for k in range(-m * 40, m * 40) if k % m])
+        test = self._test()
+        low = self._binding(inv.low, on_true, on_false, test)
+        gaps = [inv.gap + m * rng.randint(-40, 400) for _ in range(2)]
+        if test is not None and rng.random() < 0.6:
+            return [low, self._binding(inv.high, on_true + gaps[0], on_false + gaps[1], test)]
+        return [low, rng.choice((f"{inv.high} = {inv.low} + {gaps[0]}", f"{inv.high} = {gaps[0]} + {inv.low}"))]
+
+    def _test(self) -> str | None:
         if not self.params:
-            return str(c1)
+            return None
+        rng = self.rng
         p, q = rng.choice(self.params), rng.choice(self.params)
-        return rng.choice((f"{c1}", f"{c1} if {p} is None else {c2}", f"{c1} if {p} is not None else {c2}",
-                           f"{c1} + {m * rng.randint(1, 99)} * ({p} is None)",
-                           f"({p} is {q}) * {m * rng.randint(1, 99)} + {c1}"))
+        return rng.choice((f"{p} is None", f"{p} is not None", f"{p} is {q}" if p != q else f"{p} is None"))
+
+    def _binding(self, name: str, on_true: int, on_false: int, test: str | None) -> str:
+        if test is None:
+            return f"{name} = {on_true}"
+        return self.rng.choice((f"{name} = {on_true} if {test} else {on_false}",
+                                f"{name} = {on_false} + {on_true - on_false} * ({test})",
+                                f"{name} = ({test}) * {on_true - on_false} + {on_false}"))
 
     def step(self) -> str:
-        """A statement for the top of a loop's body: moves one guard variable, keeping its residue."""
+        """A statement for the top of a loop's body: moves guard variables, keeping their invariant."""
         rng = self.rng
         inv = rng.choice(self.vars)
-        k, m, r = inv.name, inv.modulus, inv.residue
-        big = m * rng.randint(2, 4000)
-        a = rng.randint(2, 97)
-        return rng.choice((f"{k} = ({k} + {m * rng.randint(1, 300)}) % {big}",
-                           f"{k} = ({k} * {a} + {(r - a * r) % m + m * rng.randint(0, 50)}) % {big}",
-                           f"{k} += {m * rng.randint(1, 50)}", f"{k} -= {m * rng.randint(1, 50)}"))
+        m = inv.modulus
+        one = rng.choice((inv.low, inv.high))
+        shift, big, free = m * rng.randint(1, 300), m * rng.randint(2, 4000), rng.randint(-999, 999)
+        return rng.choice((f"{one} += {shift}", f"{one} -= {shift}", f"{one} = ({one} + {shift}) % {big}",
+                           f"{inv.high} = {inv.low} + {inv.gap + m * rng.randint(-40, 400)}",
+                           f"{inv.low}, {inv.high} = {inv.low} + {free}, {inv.high} + {free}"))
 
     def guard(self) -> list[str]:
         """The lines of one guard statement (relative indentation)."""
@@ -489,11 +511,11 @@ class _Guards:
             return f"{p} is not {obj}" if truth else f"{p} is {obj}"
         inv = rng.choice(self.vars)
         text, value = self._ring(inv, 2)
-        while not re.search(rf"\b{inv.name}\b", text):  # a constant alone would fold
+        while inv.low not in text:  # a constant alone would fold
             text, value = self._ring(inv, 2)
         m = inv.modulus
         lhs = f"({text} & {m - 1})" if m & (m - 1) == 0 and rng.random() < 0.5 else f"{text} % {m}"
-        w = value % m  # what lhs is, whatever the variable holds
+        w = value % m  # what lhs is, whatever the variables hold
         op, v = ("==", w) if truth else ("!=", w)
         for _ in range(12):
             op, v = rng.choice(tuple(_COMPARE)), rng.randint(-1, m)
@@ -504,14 +526,16 @@ class _Guards:
         return f"{lhs} {op} {v}" if rng.random() < 0.7 else f"{v} {_MIRROR[op]} {lhs}"
 
     def _ring(self, inv: _Invariant, depth: int) -> tuple[str, int]:
-        """A polynomial in the variable (+, -, * and int constants) and its value at the residue, which is
-        its value modulo the modulus whatever the variable holds."""
+        """A polynomial (+, -, * and int constants) in the difference of the pair, written in one of a few
+        ways, and its value when the difference is the gap: its value modulo the modulus, always."""
         rng = self.rng
         if depth == 0 or rng.random() < 0.3:
-            if rng.random() < 0.6:
-                return inv.name, inv.residue
-            c = rng.randint(0, 99)
-            return str(c), c
+            if rng.random() < 0.35:
+                c = rng.randint(0, 99)
+                return str(c), c
+            lo, hi, gap, c = inv.low, inv.high, inv.gap, rng.randint(2, 9)
+            return rng.choice(((f"({hi} - {lo})", gap), (f"({lo} - {hi})", -gap), (f"({hi} + {c} - {lo})", gap + c),
+                               (f"({c} * {hi} - {c} * {lo})", c * gap), (f"({lo} * {c} - {hi} * {c})", -c * gap)))
         (lt, lv), (rt, rv) = self._ring(inv, depth - 1), self._ring(inv, depth - 1)
         op = rng.choice("+-*")
         return f"({lt} {op} {rt})", {"+": lv + rv, "-": lv - rv, "*": lv * rv}[op]
@@ -532,7 +556,7 @@ class _Guards:
         return out
 
     def _readable(self) -> list[str]:
-        return [*self.params, *self.plain, *(v.name for v in self.vars)]
+        return [*self.params, *self.plain, *(n for v in self.vars for n in (v.low, v.high))]
 
     def _expr(self, depth: int) -> str:
         rng, names = self.rng, self._readable()
@@ -961,8 +985,12 @@ class Canonical(ast.NodeTransformer):
     def _is_fresh_store(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.AugAssign):  # an opaque guard's variable stepped in a loop
             return isinstance(stmt.target, ast.Name) and stmt.target.id in self.fresh
-        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id in self.fresh)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return False
+        target = stmt.targets[0]
+        if isinstance(target, ast.Tuple):  # a guard pair shifted together
+            return bool(target.elts) and all(isinstance(e, ast.Name) and e.id in self.fresh for e in target.elts)
+        return isinstance(target, ast.Name) and target.id in self.fresh
 
     def _is_dead(self, stmt: ast.stmt) -> bool:
         """An opaque guard this twin inserted, recognised by its exact text (not by its shape: a guard
