@@ -590,45 +590,59 @@ def normal_form(source: str, qualname: str, level: str = "folding") -> str | Non
 
 # --------------------------------------------------------------------------- the count
 
-def task_sources(task: Path) -> tuple[str, str, str] | None:
-    """(A's text, B's text, qualname) of the task's target file."""
-    cfg = VerifierConfig.model_validate_json((task / "tests" / "verifier_config.json").read_text())
-    a_path = task / "environment" / "repo" / cfg.target_file
-    if not a_path.is_file():
-        archive = task / "tests" / (cfg.pristine_archive or "")
-        if not archive.is_file():
+def _read_a(task: Path, cfg: VerifierConfig, path: str) -> str | None:
+    """A's text of `path`: from the task's workspace, else from its pristine archive."""
+    on_disk = task / "environment" / "repo" / path
+    if on_disk.is_file():
+        return on_disk.read_text(encoding="utf-8")
+    archive = task / "tests" / (cfg.pristine_archive or "")
+    if not archive.is_file():
+        return None
+    with tarfile.open(archive) as tar:
+        try:
+            member = tar.extractfile(path)
+        except KeyError:
             return None
-        with tarfile.open(archive) as tar:
-            member = tar.extractfile(cfg.target_file)
-            if member is None:
-                return None
-            a_text = io.TextIOWrapper(member, encoding="utf-8").read()
-    else:
-        a_text = a_path.read_text(encoding="utf-8")
-    b_text = vpatch.apply_diff((task / "tests" / cfg.variants.broken).read_text(), {cfg.target_file: a_text})
-    return a_text, b_text[cfg.target_file] or "", cfg.target_qualname
+        return None if member is None else io.TextIOWrapper(member, encoding="utf-8").read()
+
+
+def task_sources(task: Path) -> list[tuple[str, str, str]]:
+    """(path, A's text, B's text) of every Python file the task's hidden change touches."""
+    cfg = VerifierConfig.model_validate_json((task / "tests" / "verifier_config.json").read_text())
+    diff = (task / "tests" / cfg.variants.broken).read_text()
+    paths = [p for p in vpatch.touched_paths(diff) if p.endswith(".py")]
+    a_files = {p: t for p in paths if (t := _read_a(task, cfg, p)) is not None}
+    if set(a_files) != set(paths):
+        return []
+    b_files = vpatch.apply_diff(diff, a_files)
+    return [(p, a_files[p], b_files.get(p, a_files[p]) or "") for p in paths]
+
+
+def _normal_units(source: str, qualnames: list[str], level: str) -> tuple[str | None, ...]:
+    return tuple(normal_form(source, q, level) for q in qualnames)
 
 
 def count(tasks: list[Path], twins: int, levels: tuple[str, ...]) -> dict[str, Counter]:
+    """Per kind: twins made of each side, and those whose every changed function normalises as A's."""
     rows: dict[str, Counter] = {kind: Counter() for kind in (*vtwins.KINDS, "all")}
     rng = random.Random(0)
     for task in tasks:
-        found = task_sources(task)
-        if found is None:
-            continue
-        a_text, b_text, qualname = found
-        plan = vtwins.plan_file("target.py", [a_text, b_text])
-        a_normal = {level: normal_form(a_text, qualname, level) for level in levels}
-        for kind in rows:
-            kinds = frozenset(vtwins.KINDS) if kind == "all" else frozenset({kind})
-            for side, text, units, refs in (("A′", a_text, plan.units[0], plan.references[0]),
-                                             ("B′", b_text, plan.units[1], plan.references[1])):
-                for _ in range(twins):
-                    twin = vtwins.twin_source(text, units, refs, rng=rng, kinds=kinds)
-                    rows[kind][side] += 1
-                    for level in levels:
-                        if normal_form(twin, qualname, level) == a_normal[level]:
-                            rows[kind][(side, level)] += 1
+        for path, a_text, b_text in task_sources(task):
+            plan = vtwins.plan_file(path, [a_text, b_text])
+            qualnames = [u.qualname.rstrip("'") for u in plan.units[0]]
+            if not qualnames:
+                continue
+            a_normal = {level: _normal_units(a_text, qualnames, level) for level in levels}
+            for kind in rows:
+                kinds = frozenset(vtwins.KINDS) if kind == "all" else frozenset({kind})
+                for side, text, units, refs in (("A′", a_text, plan.units[0], plan.references[0]),
+                                                 ("B′", b_text, plan.units[1], plan.references[1])):
+                    for _ in range(twins):
+                        twin = vtwins.twin_source(text, units, refs, rng=rng, kinds=kinds)
+                        rows[kind][side] += 1
+                        for level in levels:
+                            if _normal_units(twin, qualnames, level) == a_normal[level]:
+                                rows[kind][(side, level)] += 1
     return rows
 
 

@@ -320,7 +320,10 @@ def _own_statements(fn: ast.AST) -> list[tuple[list[ast.stmt], int]]:
     return found
 
 
-def _own_nodes(fn: ast.AST) -> list[ast.AST]:
+# The facts below are asked of the same function by every twin of a grading (the trees are `_analysis`'s,
+# shared), several times each: computed once per function node.
+@functools.lru_cache(maxsize=4096)
+def _own_nodes(fn: ast.AST) -> tuple[ast.AST, ...]:
     """Every node of `fn`'s own scope, nested scopes (and everything inside them) excluded."""
     found = []
     stack = list(ast.iter_child_nodes(fn))
@@ -330,10 +333,11 @@ def _own_nodes(fn: ast.AST) -> list[ast.AST]:
             continue
         found.append(node)
         stack.extend(ast.iter_child_nodes(node))
-    return found
+    return tuple(found)
 
 
-def _nested_names(fn: ast.AST) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _nested_names(fn: ast.AST) -> frozenset[str]:
     """Names that appear anywhere inside the nested scopes of `fn` (with their decorators, defaults …)."""
     names: set[str] = set()
     stack = list(ast.iter_child_nodes(fn))
@@ -345,9 +349,10 @@ def _nested_names(fn: ast.AST) -> set[str]:
                          for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a is not None)
             continue
         stack.extend(ast.iter_child_nodes(node))
-    return names
+    return frozenset(names)
 
 
+@functools.lru_cache(maxsize=4096)
 def _introspective(fn: ast.AST) -> bool:
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and node.id in _INTROSPECTIVE_NAMES:
@@ -359,20 +364,25 @@ def _introspective(fn: ast.AST) -> bool:
     return False
 
 
-def _plain_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _other_bindings(fn: ast.AST) -> set[str]:
+    """Names `fn`'s own scope binds other than by a plain name: except-as, imports, and the functions and
+    classes it defines (at any depth of its blocks, not only at its top)."""
+    own = _own_nodes(fn)
+    names = {n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name}
+    names |= {a.asname or a.name.split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    names |= {body[i].name for body, i in _own_statements(fn) if isinstance(body[i], (*_FUNCS, ast.ClassDef))}
+    return names
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """Locals of `fn` that may be renamed: bound by plain name in its own scope, nowhere else."""
-    args = fn.args
-    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
     own = _own_nodes(fn)
     declared = {n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
     bound = {n.id for n in own if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-    other_bindings = {n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name}
-    other_bindings |= {a.asname or a.name.split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
-                      for a in n.names}
-    other_bindings |= {n.name for n in ast.iter_child_nodes(fn) if isinstance(n, (*_FUNCS, ast.ClassDef))}
-    other_bindings |= {n.name for n in own if isinstance(n, (*_FUNCS, ast.ClassDef))}
-    return {n for n in bound if not n.startswith("__") and n not in params | declared | other_bindings
-            | _nested_names(fn)}
+    excluded = set(_params(fn)) | declared | _other_bindings(fn) | _nested_names(fn)
+    return frozenset(n for n in bound if not n.startswith("__") and n not in excluded)
 
 
 # --------------------------------------------------------------------------- opaque guards
@@ -577,17 +587,15 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [a.arg for a in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg] if a]
 
 
-def _stable_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _stable_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
     """Parameters nothing rebinds (not in the function's own scope, not from a nested one): each holds the
     object it was called with, which cannot be a list the twin makes after the call."""
     own = _own_nodes(fn)
     bound = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     bound |= {n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
-    bound |= {n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name}
-    bound |= {a.asname or a.name.split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
-              for a in n.names}
-    bound |= {n.name for n in own if isinstance(n, (*_FUNCS, ast.ClassDef))}
-    return [p for p in _params(fn) if p not in bound and p not in _nested_names(fn)]
+    bound |= _other_bindings(fn)
+    return tuple(p for p in _params(fn) if p not in bound and p not in _nested_names(fn))
 
 
 # --------------------------------------------------------------------------- one twin of one file
@@ -775,7 +783,7 @@ class _Twin:
         renamed them (the old name stored in a decoy would be a local again)."""
         rng = self.rng
         plain = sorted(renamed.get(n, n) for n in _plain_locals(fn))
-        guards = _Guards(rng, self.fresh, _params(fn), _stable_params(fn), plain)
+        guards = _Guards(rng, self.fresh, _params(fn), list(_stable_params(fn)), plain)
         top = fn.body[start]
         for text in guards.seeds():
             edits.insert_before(_first_line(top), self._indent(top) + text)
@@ -995,7 +1003,12 @@ class Canonical(ast.NodeTransformer):
     def _is_dead(self, stmt: ast.stmt) -> bool:
         """An opaque guard this twin inserted, recognised by its exact text (not by its shape: a guard
         that landed anywhere but where it was planned, or any statement of the original, stays)."""
-        return isinstance(stmt, (ast.If, ast.While)) and bool(self.dead) and _dump(stmt) in self.dead
+        if not (self.dead and isinstance(stmt, (ast.If, ast.While))):
+            return False
+        # Every guard's test reads a fresh name: only those are worth dumping (dumps are the check's cost).
+        if not any(isinstance(n, ast.Name) and n.id in self.fresh for n in ast.walk(stmt.test)):
+            return False
+        return _dump(stmt) in self.dead
 
     def _is_references(self, stmt: ast.stmt) -> bool:
         value = getattr(stmt, "value", None)
