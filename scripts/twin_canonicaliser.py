@@ -254,8 +254,10 @@ class Folder:
 
     def step(self, stmt: ast.stmt, env: dict) -> dict:
         env = dict(env)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            env[stmt.targets[0].id] = self.eval(stmt.value, env)
+        pairs = _parallel(stmt)
+        if pairs is not None:  # `a, b = e1, e2` evaluates both before binding either
+            values = [self.eval(value, env) for _, value in pairs]
+            env.update((name, value) for (name, _), value in zip(pairs, values))
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             expr = ast.BinOp(left=ast.Name(id=stmt.target.id, ctx=ast.Load()), op=stmt.op, right=stmt.value)
             env[stmt.target.id] = self.eval(expr, env)
@@ -305,6 +307,19 @@ class Folder:
             if True not in self._test(stmt, head):
                 return head
         return self.run(stmt.body, head)
+
+
+def _parallel(stmt: ast.stmt) -> list[tuple[str, ast.expr]] | None:
+    """[(name, value)] of `x = e` or `x, y = e1, e2` (names only), else None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return None
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts) \
+            and all(isinstance(e, ast.Name) for e in target.elts):
+        return [(e.id, v) for e, v in zip(target.elts, value.elts)]  # type: ignore[attr-defined]
+    return None
 
 
 def _bounded(op):
@@ -419,13 +434,13 @@ def _pure(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
-def _pure_store(stmt: ast.stmt) -> str | None:
-    """The name a pure store binds (`x = e`, `x op= e`, e pure), or None."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and _pure(stmt.value):
-        return stmt.targets[0].id
+def _pure_store(stmt: ast.stmt) -> list[str] | None:
+    """The names a pure store binds (`x = e`, `x, y = e1, e2`, `x op= e`, e pure), or None."""
+    pairs = _parallel(stmt)
+    if pairs is not None and all(_pure(value) for _, value in pairs):
+        return [name for name, _ in pairs]
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and _pure(stmt.value):
-        return stmt.target.id
+        return [stmt.target.id]
     return None
 
 
@@ -433,13 +448,15 @@ def drop_dead_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     """Removes pure expression statements and pure stores to names nothing live reads (a name is live when
     a statement other than a pure store reads it, or a pure store to a live name does)."""
     stores: dict[str, list[ast.stmt]] = {}
+    binds: dict[int, list[str]] = {}
     for node in _own_walk(fn):
         if isinstance(node, ast.stmt) and node is not fn:
-            name = _pure_store(node)
-            if name is not None:
-                stores.setdefault(name, []).append(node)
-    pure_ids = {id(s) for group in stores.values() for s in group}
-    live = _reads_outside(fn, pure_ids)  # nested scopes' reads included
+            names = _pure_store(node)
+            if names is not None:
+                binds[id(node)] = names
+                for name in names:
+                    stores.setdefault(name, []).append(node)
+    live = _reads_outside(fn, set(binds))  # nested scopes' reads included
     changed = True
     while changed:
         changed = False
@@ -449,7 +466,7 @@ def drop_dead_stores(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
                     if read not in live:
                         live.add(read)
                         changed = True
-    dead = {id(s) for name, group in stores.items() if name not in live for s in group}
+    dead = {key for key, names in binds.items() if not set(names) & live}
     _remove(fn, lambda s: id(s) in dead or (isinstance(s, ast.Expr) and _pure(s.value)) or isinstance(s, ast.Pass))
 
 
@@ -500,37 +517,32 @@ def _shadow_expr(node: ast.AST, shadows: set[str]) -> bool:
 def drop_shadows(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     """Finds the shadow locals (every binding of them a shadow expression) and drops every `if`/`while`
     whose test reads nothing but shadows (and parameters inside `is` tests)."""
-    bindings: dict[str, list[ast.AST | None]] = {}
+    bindings: dict[str, list[ast.AST]] = {}
+    plainly: set[int] = set()  # the Name nodes bound by `x = e`, `x, y = e1, e2` or `x op= e`
     for node in _own_walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            bindings.setdefault(node.targets[0].id, []).append(node.value)
+        pairs = _parallel(node) if isinstance(node, ast.stmt) else None
+        if pairs is not None:
+            targets = node.targets[0].elts if isinstance(node.targets[0], ast.Tuple) else node.targets  # type: ignore[attr-defined]
+            plainly |= {id(t) for t in targets}
+            for name, value in pairs:
+                bindings.setdefault(name, []).append(value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            plainly.add(id(node.target))
             bindings.setdefault(node.target.id, []).append(node.value)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bindings.setdefault(node.id, [])
-    plain = {n for n, vs in bindings.items() if vs}
-    for node in _own_walk(fn):  # a name also bound by for/with/unpacking is no shadow
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and not _bound_plainly(fn, node):
+    plain = set(bindings)
+    for node in _own_walk(fn):  # a name also bound by for/with/other unpacking is no shadow
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in plainly:
             plain.discard(node.id)
     shadows = set(plain)
     changed = True
     while changed:
         changed = False
         for name in list(shadows):
-            if not all(v is not None and _shadow_expr(v, shadows) for v in bindings[name]):
+            if not all(_shadow_expr(v, shadows) for v in bindings[name]):
                 shadows.discard(name)
                 changed = True
     if shadows:
         _remove(fn, lambda s: isinstance(s, (ast.If, ast.While)) and _shadow_test(s.test, shadows))
-
-
-def _bound_plainly(fn: ast.AST, name: ast.Name) -> bool:
-    for node in _own_walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is name:
-            return True
-        if isinstance(node, ast.AugAssign) and node.target is name:
-            return True
-    return False
 
 
 def _shadow_test(test: ast.expr, shadows: set[str]) -> bool:

@@ -778,24 +778,32 @@ class _Twin:
 
     def _plan_opaque(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int, renamed: dict[str, str],
                      edits: Edits) -> None:
-        """Guard variables seeded at the top of the body, stepped at the top of loop bodies, and one to
-        three guards at random statement boundaries (see `_Guards`). The decoys name the locals as this twin
-        renamed them (the old name stored in a decoy would be a local again)."""
+        """Guard variables seeded at the top of the body, stepped at the top of every loop body, and one to
+        three guards at random statement boundaries, most of them in or after a stepped loop when there is
+        one: there the variables hold values no finite enumeration of paths reaches (see `_Guards`). The
+        decoys name the locals as this twin renamed them (the old name stored in a decoy would be a local
+        again)."""
         rng = self.rng
         plain = sorted(renamed.get(n, n) for n in _plain_locals(fn))
         guards = _Guards(rng, self.fresh, _params(fn), list(_stable_params(fn)), plain)
         top = fn.body[start]
         for text in guards.seeds():
             edits.insert_before(_first_line(top), self._indent(top) + text)
-        spots = []
-        for stmt_list, i in _own_statements(fn):
+        spots: list[ast.stmt] = []
+        late: list[ast.stmt] = []  # in or after the first stepped loop
+        stepped = False
+        for stmt_list, i in _own_statements(fn):  # in the order of the text, a loop's body right after it
             stmt = stmt_list[i]
             if self._insertable(stmt_list, i) and not (stmt_list is fn.body and i < start):
-                spots.append(stmt)
-            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) and self._insertable(stmt.body, 0) \
-                    and rng.random() < 0.8:
+                (late if stepped else spots).append(stmt)
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) and self._insertable(stmt.body, 0):
                 edits.insert_before(_first_line(stmt.body[0]), self._indent(stmt.body[0]) + guards.step())
-        for stmt in rng.sample(spots, min(len(spots), rng.randint(1, 3))):
+                stepped = True
+        for _ in range(rng.randint(1, 3)):
+            pool = late if late and (rng.random() < 0.75 or not spots) else spots
+            if not pool:
+                break
+            stmt = pool.pop(rng.randrange(len(pool)))
             lines = guards.guard()
             self.dead.add(_dump(ast.parse("\n".join(lines)).body[0]))
             for line in lines:
