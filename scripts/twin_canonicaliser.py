@@ -529,7 +529,7 @@ def drop_shadows(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             plainly.add(id(node.target))
             bindings.setdefault(node.target.id, []).append(node.value)
-    plain = set(bindings)
+    plain = set(bindings) - {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}  # the call binds those
     for node in _own_walk(fn):  # a name also bound by for/with/other unpacking is no shadow
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in plainly:
             plain.discard(node.id)
@@ -568,11 +568,12 @@ def normalise(fn: ast.FunctionDef | ast.AsyncFunctionDef, level: str) -> str:
     if level != "basic":
         for _ in range(6):
             before = ast.dump(fn)
+            fn = _unwrap(fn)  # first: the folder and the shadow finder would see a tuple
             if level == "aware":
                 drop_shadows(fn)
             fold(fn, aware=level == "aware", paths=level in ("paths", "aware"))
             drop_dead_stores(fn)
-            fn = Basic(fn).visit(_unwrap(fn))
+            fn = Basic(fn).visit(fn)
             fn.body = fn.body or [ast.Pass()]
             if ast.dump(fn) == before:
                 break
@@ -582,8 +583,7 @@ def normalise(fn: ast.FunctionDef | ast.AsyncFunctionDef, level: str) -> str:
 
 
 def _unwrap(fn: ast.AST) -> ast.AST:
-    """Undo names read as `(name, k…)[0]` before anything else (Basic does it too, but after the
-    folder, which would otherwise see a tuple)."""
+    """Undo names read as `(name, k…)[0]` before anything else (Basic does it too, but last)."""
     class Unwrap(ast.NodeTransformer):
         def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
             value, key = node.value, node.slice
