@@ -26,15 +26,30 @@ included) are never touched:
 - one statement `None is not None and (k1, k2, …)`, in every twin, that references the constants and
   identifier strings the other variants' code objects hold more often than this one's (plus noise), so
   that every variant references each of them equally often (reference counts; whether a string is
-  interned).
+  interned);
+- opaque guards (`opaque`): pairs of fresh int locals seeded at the top of a unit's functions from the
+  identity of a parameter and stepped at the top of every loop, and one to three `if`/`while`/`elif`/
+  `else` statements over decoy code that never runs, each guarded by a predicate whose value is fixed by
+  an invariant of a pair (their difference ≡ gap mod m) but not by either variable alone (see `_Guards`).
+
+Why `opaque`: every other kind is undone by about a hundred lines of AST rewriting that knows nothing of
+this module (drop `pass` and unread stores, fold `x = e; return x`, undo `not`, number the locals), so a
+test that could read the code could compare it with A. A guard is removed only by proving its predicate
+constant: a folder tracking each variable's values alone leaves it undecided; one that also follows the
+identity tests path by path solves guards before loops, not in or after them; only an attacker who knows
+this module's generator strips them all (`scripts/twin_canonicaliser.py` measures each level). That is
+defence in depth: reading the code is the barrier's to refuse (`verifier_guard`).
 
 Each kind keeps behaviour by construction: the inserted statements bind only fresh names, never in a
 function that looks at its own locals (`locals()`, `eval`, frames …); `fresh = e; return fresh`
 evaluates the same expression at the same point; `not` takes the same truth value the `if` would;
 renamed locals are plain locals of that function alone (not parameters, not declared global/nonlocal,
-not seen by any nested scope); spaces, comments and blank lines between tokens are not code. On top of
-that every rewritten unit is checked: parsed again, with the inserted statements removed, inversions and
-renames undone, its AST must equal the original's; a unit failing the check keeps its original text.
+not seen by any nested scope); spaces, comments and blank lines between tokens are not code; a guard's
+predicate reads only its fresh ints and parameters compared by `is`, so it calls, raises and looks up
+nothing, and its value never lets the decoys run (whose stores name only the function's own locals, so
+no scope changes). On top of that every rewritten unit is checked: parsed again, with the inserted
+statements removed (a guard only as the exact statement planned), inversions and renames undone, its
+AST must equal the original's; a unit failing the check keeps its original text.
 
 Stdlib only; copied verbatim into every task.
 """
@@ -433,7 +448,7 @@ class _Guards:
     def seeds(self) -> list[str]:
         """The statements at the top of the body that bind the guard variables (and the lists)."""
         rng, out = self.rng, []
-        for _ in range(rng.randint(1, 2)):
+        for _ in range(1 if rng.random() < 0.7 else 2):  # each pair costs every call two stores
             m = rng.choice(_MODULI)
             inv = _Invariant(self.fresh(), self.fresh(), m, rng.randrange(m))
             self.vars.append(inv)
@@ -501,8 +516,10 @@ class _Guards:
         return [f"if {self.predicate(True)}:", live, f"elif {self.predicate(rng.random() < 0.5)}:", *decoy]
 
     # ---- predicates
-    def predicate(self, truth: bool, depth: int = 2) -> str:
+    def predicate(self, truth: bool, depth: int | None = None) -> str:
         rng = self.rng
+        if depth is None:  # mostly shallow: a guard in a loop runs its predicate every iteration
+            depth = rng.choice((0, 1, 1, 2))
         pick = rng.random() if depth else 1.0
         if pick < 0.15:
             return f"not ({self.predicate(not truth, depth - 1)})"
@@ -779,30 +796,37 @@ class _Twin:
     def _plan_opaque(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int, renamed: dict[str, str],
                      edits: Edits) -> None:
         """Guard variables seeded at the top of the body, stepped at the top of every loop body, and one to
-        three guards at random statement boundaries, most of them in or after a stepped loop when there is
-        one: there the variables hold values no finite enumeration of paths reaches (see `_Guards`). The
-        decoys name the locals as this twin renamed them (the old name stored in a decoy would be a local
-        again)."""
+        three guards at random statement boundaries, most of them after a stepped loop when there is one
+        (see the pools below; `_Guards` for what a guard is). The decoys name the locals as this twin
+        renamed them (the old name stored in a decoy would be a local again)."""
         rng = self.rng
         plain = sorted(renamed.get(n, n) for n in _plain_locals(fn))
         guards = _Guards(rng, self.fresh, _params(fn), list(_stable_params(fn)), plain)
         top = fn.body[start]
         for text in guards.seeds():
             edits.insert_before(_first_line(top), self._indent(top) + text)
-        spots: list[ast.stmt] = []
-        late: list[ast.stmt] = []  # in or after the first stepped loop
+        looped = {id(st) for body, i in _own_statements(fn) if isinstance(body[i], (ast.For, ast.AsyncFor, ast.While))
+                  for _, _, st in _statements(body[i])}
+        # Three pools: before any stepped loop, inside a loop (the predicate then runs every iteration: kept
+        # rare), and after the first stepped loop, where the variables hold values no finite enumeration of
+        # paths reaches (most guards go there when there is one).
+        early: list[ast.stmt] = []
+        inside: list[ast.stmt] = []
+        late: list[ast.stmt] = []
         stepped = False
         for stmt_list, i in _own_statements(fn):  # in the order of the text, a loop's body right after it
             stmt = stmt_list[i]
             if self._insertable(stmt_list, i) and not (stmt_list is fn.body and i < start):
-                (late if stepped else spots).append(stmt)
+                (inside if id(stmt) in looped else late if stepped else early).append(stmt)
             if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) and self._insertable(stmt.body, 0):
                 edits.insert_before(_first_line(stmt.body[0]), self._indent(stmt.body[0]) + guards.step())
                 stepped = True
         for _ in range(rng.randint(1, 3)):
-            pool = late if late and (rng.random() < 0.75 or not spots) else spots
-            if not pool:
+            pools = [pool for pool, weight in ((late, 0.7), (inside, 0.15), (early, 0.15))
+                     if pool and rng.random() < weight] or [pool for pool in (late, early, inside) if pool]
+            if not pools:
                 break
+            pool = pools[0]
             stmt = pool.pop(rng.randrange(len(pool)))
             lines = guards.guard()
             self.dead.add(_dump(ast.parse("\n".join(lines)).body[0]))
