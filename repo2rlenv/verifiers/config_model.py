@@ -31,7 +31,7 @@ CONFIG_SCHEMA_VERSION = 6
 DETAILS_SCHEMA_VERSION = 6
 # Where the emitter puts A's files for the verifier (tests/ is copied in after the agent has finished).
 PRISTINE_ARCHIVE = "workspace.tar.xz"
-TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
+TWIN_KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap", "opaque")
 
 
 class RewardMode(str, Enum):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -106,7 +107,7 @@ UNITS = [u for u in vt.changed_units([SAMPLE, SAMPLE.replace("x + \\", "x - \\")
 
 
 def canonical_module(text: str, twin: vt._Twin | None = None) -> str:
-    undo = vt.Canonical(set(), {}) if twin is None else vt.Canonical(twin.fresh_names - set(twin.renames), twin.renames)
+    undo = vt.Canonical(set(), {}) if twin is None else twin.canonical()
     return vt._dump(undo.visit(ast.parse(text)))
 
 
@@ -292,3 +293,151 @@ def test_minicart_passes_its_own_suite_with_every_function_twinned(tmp_path):
 def test_a_source_that_does_not_parse_cannot_be_planned():
     with pytest.raises(vt.TwinError):
         vt.plan_file("bad.py", ["def f(:\n", "def f(:\n"])
+
+
+# --------------------------------------------------------------------------- opaque guards
+
+OPAQUE_TARGET = '''def walk(p, q=None, *rest, flag=False, **kw):
+    total = 0
+    for i in range(len(rest) + 3):
+        if i % 2:
+            total += i
+        j = 0
+        while j < i:
+            j += 1
+            total -= 1
+    try:
+        total //= 1 if p is None else 2
+    except ZeroDivisionError:
+        total = -1
+    if flag:
+        total = (total, q)
+    if kw:
+        raise KeyError(f"unexpected {sorted(kw)}")
+    return total
+
+
+def count_up(n, step=1):
+    k = 0
+    while k < n:
+        yield k
+        k += step
+    return k
+
+
+async def later(x, y=None):
+    if x is y:
+        return "same"
+    return x
+'''
+OPAQUE_CALLS = [("walk", (None,), {}), ("walk", (1, 2), {}), ("walk", ("x", None, 1, 2, 3), {"flag": True}),
+                ("walk", (None, None, *range(8)), {"flag": True}), ("walk", (3,), {"bad": 1})]
+
+
+def _guard_lines(tree: ast.AST, dead: set[str]) -> set[int]:
+    """Lines of the statements inside the twin's guards that may never run (headers and the live branch,
+    a `pass` or a constant stored to a fresh name, run)."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While)) and vt._dump(node) in dead:
+            lines |= {sub.lineno for sub in ast.walk(node) if isinstance(sub, ast.stmt)
+                      and not isinstance(sub, (ast.If, ast.While, ast.Pass))
+                      and not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Constant))}
+    return lines
+
+
+def _outcome(call):
+    try:
+        return "ok", call()
+    except Exception as exc:  # noqa: BLE001 — the type and message are the outcome
+        return type(exc), str(exc)
+
+
+def _run_all(namespace: dict, tracer=None) -> list:
+    out = []
+    for name, args, kwargs in OPAQUE_CALLS:
+        sys.settrace(tracer)
+        try:
+            out.append(_outcome(lambda: namespace[name](*args, **kwargs)))
+        finally:
+            sys.settrace(None)
+    gen = namespace["count_up"](7, 2)
+    out.append((list(gen), _outcome(lambda: next(gen))))
+    coro = namespace["later"]("a", "a")
+    out.append(_outcome(lambda: coro.send(None)))
+    return out
+
+
+def test_opaque_guards_never_run_and_the_functions_behave_as_before():
+    # Behaviour by construction, checked on the running code: every call returns, raises and yields what
+    # the original does, and no statement inside a guard ever runs (a line tracer sees every line).
+    units = tuple(vt.changed_units([OPAQUE_TARGET, OPAQUE_TARGET.replace("k += step", "k += step + 1")
+                                    .replace("total -= 1", "total -= 2").replace('"same"', '"alike"')])[0])
+    original: dict = {}
+    exec(compile(OPAQUE_TARGET, "orig", "exec"), original)
+    expected = _run_all(original)
+    guarded = 0
+    for seed in range(150):
+        twin = vt._Twin(OPAQUE_TARGET, list(units), Counter(), frozenset({"opaque"}), random.Random(seed))
+        text = "".join(twin.plan().apply(twin.lines))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # nothing a compiler warns about (`is` with a literal, …)
+            code = compile(text, "twin", "exec")
+        dead = _guard_lines(ast.parse(text), twin.dead)
+        guarded += bool(dead)
+        ran: set[int] = set()
+
+        def tracer(frame, event, arg):
+            if frame.f_code.co_filename == "twin":
+                if event == "line":
+                    ran.add(frame.f_lineno)
+                return tracer
+            return None
+
+        namespace: dict = {}
+        exec(code, namespace)
+        assert _run_all(namespace, tracer) == expected, (seed, text)
+        assert not ran & dead, (seed, sorted(ran & dead), text)
+        assert canonical_module(text, twin) == canonical_module(OPAQUE_TARGET)
+    assert guarded >= 140
+
+
+def test_every_guard_predicate_takes_the_value_its_invariant_gives():
+    # The predicates, drawn alone and evaluated after the seeds and any sequence of loop steps, on every
+    # identity the parameters can have (None, two objects, the same object twice).
+    rng = random.Random(7)
+    one, other = object(), object()
+    for _ in range(300):
+        names = iter(f"_v{i}" for i in range(100))
+        guards = vt._Guards(rng, lambda: next(names), ["p", "q"], ["p", "q"], ["local"])
+        seeds = guards.seeds()
+        steps = [guards.step() for _ in range(4)]
+        wanted = [rng.random() < 0.5 for _ in range(4)]
+        predicates = [guards.predicate(truth) for truth in wanted]
+        for p, q in ((None, None), (one, other), (one, one), (None, one)):
+            env: dict = {"p": p, "q": q}
+            exec("\n".join(seeds), {}, env)
+            for _ in range(rng.randint(0, 6)):
+                exec(rng.choice(steps), {}, env)
+                for predicate, truth in zip(predicates, wanted):
+                    assert eval(predicate, {"__builtins__": {}}, env) is truth, (seeds, steps, predicate)
+
+
+def test_the_unit_check_drops_a_guard_only_as_it_was_planned():
+    units = tuple(vt.changed_units([OPAQUE_TARGET, OPAQUE_TARGET.replace("total -= 1", "total -= 2")])[0])
+    twin = vt._Twin(OPAQUE_TARGET, list(units), Counter(), frozenset({"opaque"}), random.Random(3))
+    text = "".join(twin.plan().apply(twin.lines))
+    assert twin.dead and canonical_module(text, twin) == canonical_module(OPAQUE_TARGET)
+    guard = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.If, ast.While)) and vt._dump(n) in twin.dead)
+    lines = text.splitlines(keepends=True)
+    lines[guard.lineno - 1] = lines[guard.lineno - 1].replace(":", " and True:", 1) if lines[guard.lineno - 1] \
+        .rstrip().endswith(":") else lines[guard.lineno - 1]
+    assert canonical_module("".join(lines), twin) != canonical_module(OPAQUE_TARGET)  # a changed guard stays
+
+
+def test_opaque_leaves_a_function_without_room_or_reading_its_locals_alone():
+    source = "def f(a):\n    return locals()\n\n\ndef g(a): return a\n"
+    units = tuple(vt.changed_units([source, source.replace("return a", "return -a").replace("locals()", "vars()")])[0])
+    for seed in range(20):
+        twin = vt._Twin(source, list(units), Counter(), frozenset({"opaque"}), random.Random(seed))
+        assert "".join(twin.plan().apply(twin.lines)) == source and not twin.dead

@@ -26,15 +26,30 @@ included) are never touched:
 - one statement `None is not None and (k1, k2, …)`, in every twin, that references the constants and
   identifier strings the other variants' code objects hold more often than this one's (plus noise), so
   that every variant references each of them equally often (reference counts; whether a string is
-  interned).
+  interned);
+- opaque guards (`opaque`): pairs of fresh int locals seeded at the top of a unit's functions from the
+  identity of a parameter and stepped at the top of every loop, and one to three `if`/`while`/`elif`/
+  `else` statements over decoy code that never runs, each guarded by a predicate whose value is fixed by
+  an invariant of a pair (their difference ≡ gap mod m) but not by either variable alone (see `_Guards`).
+
+Why `opaque`: every other kind is undone by about a hundred lines of AST rewriting that knows nothing of
+this module (drop `pass` and unread stores, fold `x = e; return x`, undo `not`, number the locals), so a
+test that could read the code could compare it with A. A guard is removed only by proving its predicate
+constant: a folder tracking each variable's values alone leaves it undecided; one that also follows the
+identity tests path by path solves guards before loops, not in or after them; only an attacker who knows
+this module's generator strips them all (`scripts/twin_canonicaliser.py` measures each level). That is
+defence in depth: reading the code is the barrier's to refuse (`verifier_guard`).
 
 Each kind keeps behaviour by construction: the inserted statements bind only fresh names, never in a
 function that looks at its own locals (`locals()`, `eval`, frames …); `fresh = e; return fresh`
 evaluates the same expression at the same point; `not` takes the same truth value the `if` would;
 renamed locals are plain locals of that function alone (not parameters, not declared global/nonlocal,
-not seen by any nested scope); spaces, comments and blank lines between tokens are not code. On top of
-that every rewritten unit is checked: parsed again, with the inserted statements removed, inversions and
-renames undone, its AST must equal the original's; a unit failing the check keeps its original text.
+not seen by any nested scope); spaces, comments and blank lines between tokens are not code; a guard's
+predicate reads only its fresh ints and parameters compared by `is`, so it calls, raises and looks up
+nothing, and its value never lets the decoys run (whose stores name only the function's own locals, so
+no scope changes). On top of that every rewritten unit is checked: parsed again, with the inserted
+statements removed (a guard only as the exact statement planned), inversions and renames undone, its
+AST must equal the original's; a unit failing the check keeps its original text.
 
 Stdlib only; copied verbatim into every task.
 """
@@ -54,7 +69,7 @@ from dataclasses import dataclass, field
 
 # What a twin may do; the emitter can switch kinds off for a task (e.g. `padding` for a module that
 # reads its own source) and records which it checked.
-KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap")
+KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap", "opaque")
 # A function that can observe its own locals by name keeps its locals: no renames, no new locals.
 _INTROSPECTIVE_NAMES = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
                                   "f_locals", "f_back", "stack", "getframeinfo", "getouterframes"})
@@ -320,7 +335,10 @@ def _own_statements(fn: ast.AST) -> list[tuple[list[ast.stmt], int]]:
     return found
 
 
-def _own_nodes(fn: ast.AST) -> list[ast.AST]:
+# The facts below are asked of the same function by every twin of a grading (the trees are `_analysis`'s,
+# shared), several times each: computed once per function node.
+@functools.lru_cache(maxsize=4096)
+def _own_nodes(fn: ast.AST) -> tuple[ast.AST, ...]:
     """Every node of `fn`'s own scope, nested scopes (and everything inside them) excluded."""
     found = []
     stack = list(ast.iter_child_nodes(fn))
@@ -330,10 +348,11 @@ def _own_nodes(fn: ast.AST) -> list[ast.AST]:
             continue
         found.append(node)
         stack.extend(ast.iter_child_nodes(node))
-    return found
+    return tuple(found)
 
 
-def _nested_names(fn: ast.AST) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _nested_names(fn: ast.AST) -> frozenset[str]:
     """Names that appear anywhere inside the nested scopes of `fn` (with their decorators, defaults …)."""
     names: set[str] = set()
     stack = list(ast.iter_child_nodes(fn))
@@ -345,9 +364,10 @@ def _nested_names(fn: ast.AST) -> set[str]:
                          for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a is not None)
             continue
         stack.extend(ast.iter_child_nodes(node))
-    return names
+    return frozenset(names)
 
 
+@functools.lru_cache(maxsize=4096)
 def _introspective(fn: ast.AST) -> bool:
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and node.id in _INTROSPECTIVE_NAMES:
@@ -359,20 +379,240 @@ def _introspective(fn: ast.AST) -> bool:
     return False
 
 
-def _plain_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _other_bindings(fn: ast.AST) -> set[str]:
+    """Names `fn`'s own scope binds other than by a plain name: except-as, imports, and the functions and
+    classes it defines (at any depth of its blocks, not only at its top)."""
+    own = _own_nodes(fn)
+    names = {n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name}
+    names |= {a.asname or a.name.split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    names |= {body[i].name for body, i in _own_statements(fn) if isinstance(body[i], (*_FUNCS, ast.ClassDef))}
+    return names
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """Locals of `fn` that may be renamed: bound by plain name in its own scope, nowhere else."""
-    args = fn.args
-    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
     own = _own_nodes(fn)
     declared = {n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
     bound = {n.id for n in own if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-    other_bindings = {n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name}
-    other_bindings |= {a.asname or a.name.split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
-                      for a in n.names}
-    other_bindings |= {n.name for n in ast.iter_child_nodes(fn) if isinstance(n, (*_FUNCS, ast.ClassDef))}
-    other_bindings |= {n.name for n in own if isinstance(n, (*_FUNCS, ast.ClassDef))}
-    return {n for n in bound if not n.startswith("__") and n not in params | declared | other_bindings
-            | _nested_names(fn)}
+    excluded = set(_params(fn)) | declared | _other_bindings(fn) | _nested_names(fn)
+    return frozenset(n for n in bound if not n.startswith("__") and n not in excluded)
+
+
+# --------------------------------------------------------------------------- opaque guards
+
+# Guard variables come in pairs whose difference is always ≡ gap (mod modulus), while each alone takes
+# values that depend on the identity of a parameter and on how often loops ran: a folder that tracks each
+# variable's values alone (constants, sets of values, intervals, even residues of each) finds the
+# predicates undecided; only a relation between the two decides them. Powers of two let `& (m - 1)` stand
+# for `% m`.
+_MODULI = (3, 4, 5, 7, 8, 9, 11, 13, 16)
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_DECOY_OPS = ("+", "-", "*", "//", "%", "|", "&")
+_INDENT = "    "
+
+
+@dataclass(frozen=True, slots=True)
+class _Invariant:
+    """`high - low ≡ gap (mod modulus)` holds from the seeds on."""
+
+    low: str
+    high: str
+    modulus: int
+    gap: int
+
+
+class _Guards:
+    """The opaque guards of one function of one twin: `if P:` (or `while P:`, `if Q: … else:`, an `elif`
+    chain) over decoy statements that never run, P a predicate whose value is fixed by an invariant of its
+    variables that no look at one variable at a time reveals.
+
+    Why it keeps behaviour: a predicate reads only the guard variables (ints the twin alone binds and
+    steps) and parameters compared by `is` with None, with each other, or with a list the twin made after
+    the call (so never the same object); ring operations, `%`/`&` by a positive constant and comparisons
+    of ints call nothing of anyone's, raise nothing and look up no name. The decoys never run; they read
+    and store only the function's own locals and parameters (already in its `co_varnames`) and fresh
+    names, so they bind no new name in any other scope, and what they call or subscript is never reached.
+    No `return`, `yield`, `await`, `break`, `continue`, walrus or literal that a compiler warns about."""
+
+    def __init__(self, rng: random.Random, fresh, params: list[str], stable: list[str], plain: list[str]):
+        self.rng, self.fresh = rng, fresh
+        self.params, self.stable, self.plain = params, stable, plain
+        self.vars: list[_Invariant] = []
+        self.idents: list[tuple[str, str]] = []  # (parameter, a list made by the twin)
+
+    # ---- statements
+    def seeds(self) -> list[str]:
+        """The statements at the top of the body that bind the guard variables (and the lists)."""
+        rng, out = self.rng, []
+        for _ in range(1 if rng.random() < 0.7 else 2):  # each pair costs every call two stores
+            m = rng.choice(_MODULI)
+            inv = _Invariant(self.fresh(), self.fresh(), m, rng.randrange(m))
+            self.vars.append(inv)
+            out.append(self._seed_pair(inv))
+        if self.stable and rng.random() < 0.5:
+            obj = self.fresh()
+            out.append([f"{obj} = [{rng.randint(0, 99)}]"])
+            self.idents += [(p, obj) for p in rng.sample(self.stable, min(2, len(self.stable)))]
+        rng.shuffle(out)  # independent groups: any order
+        return [line for group in out for line in group]
+
+    def _seed_pair(self, inv: _Invariant) -> list[str]:
+        """Both variables take values chosen by one identity test, the two choices ≢ (mod m) apart, their
+        difference ≡ gap on either; or the second is the first plus the gap."""
+        rng, m = self.rng, inv.modulus
+        on_true = rng.randint(-500, 9000)
+        on_false = on_true + rng.choice([k for k in range(-m * 40, m * 40) if k % m])
+        test = self._test()
+        low = self._binding(inv.low, on_true, on_false, test)
+        gaps = [inv.gap + m * rng.randint(-40, 400) for _ in range(2)]
+        if test is not None and rng.random() < 0.6:
+            return [low, self._binding(inv.high, on_true + gaps[0], on_false + gaps[1], test)]
+        return [low, rng.choice((f"{inv.high} = {inv.low} + {gaps[0]}", f"{inv.high} = {gaps[0]} + {inv.low}"))]
+
+    def _test(self) -> str | None:
+        if not self.params:
+            return None
+        rng = self.rng
+        p, q = rng.choice(self.params), rng.choice(self.params)
+        return rng.choice((f"{p} is None", f"{p} is not None", f"{p} is {q}" if p != q else f"{p} is None"))
+
+    def _binding(self, name: str, on_true: int, on_false: int, test: str | None) -> str:
+        if test is None:
+            return f"{name} = {on_true}"
+        return self.rng.choice((f"{name} = {on_true} if {test} else {on_false}",
+                                f"{name} = {on_false} + {on_true - on_false} * ({test})",
+                                f"{name} = ({test}) * {on_true - on_false} + {on_false}"))
+
+    def step(self) -> str:
+        """A statement for the top of a loop's body: moves guard variables, keeping their invariant."""
+        rng = self.rng
+        inv = rng.choice(self.vars)
+        m = inv.modulus
+        one = rng.choice((inv.low, inv.high))
+        shift, big, free = m * rng.randint(1, 300), m * rng.randint(2, 4000), rng.randint(-999, 999)
+        return rng.choice((f"{one} += {shift}", f"{one} -= {shift}", f"{one} = ({one} + {shift}) % {big}",
+                           f"{inv.high} = {inv.low} + {inv.gap + m * rng.randint(-40, 400)}",
+                           f"{inv.low}, {inv.high} = {inv.low} + {free}, {inv.high} + {free}"))
+
+    def guard(self) -> list[str]:
+        """The lines of one guard statement (relative indentation)."""
+        rng = self.rng
+        decoy = [_INDENT + s for s in self._decoy()]
+        live = _INDENT + (f"{self.fresh()} = {rng.randint(0, 999)}" if rng.random() < 0.3 else "pass")
+        form = rng.randrange(5)
+        if form == 0:
+            return [f"if {self.predicate(False)}:", *decoy]
+        if form == 1:
+            return [f"if {self.predicate(True)}:", live, "else:", *decoy]
+        if form == 2:
+            return [f"while {self.predicate(False)}:", *decoy]
+        if form == 3:
+            return [f"if {self.predicate(False)}:", *decoy, f"elif {self.predicate(False)}:",
+                    *(_INDENT + s for s in self._decoy())]
+        return [f"if {self.predicate(True)}:", live, f"elif {self.predicate(rng.random() < 0.5)}:", *decoy]
+
+    # ---- predicates
+    def predicate(self, truth: bool, depth: int | None = None) -> str:
+        rng = self.rng
+        if depth is None:  # mostly shallow: a guard in a loop runs its predicate every iteration
+            depth = rng.choice((0, 1, 1, 2))
+        pick = rng.random() if depth else 1.0
+        if pick < 0.15:
+            return f"not ({self.predicate(not truth, depth - 1)})"
+        if pick < 0.4:  # and: true when both are; false when either is (the other may be anything)
+            left, right = (True, True) if truth else rng.choice(((False, rng.random() < 0.5), (True, False)))
+            return f"({self.predicate(left, depth - 1)}) and ({self.predicate(right, depth - 1)})"
+        if pick < 0.65:
+            left, right = (False, False) if not truth else rng.choice(((True, rng.random() < 0.5), (False, True)))
+            return f"({self.predicate(left, depth - 1)}) or ({self.predicate(right, depth - 1)})"
+        return self._atom(truth)
+
+    def _atom(self, truth: bool) -> str:
+        rng = self.rng
+        if self.idents and rng.random() < 0.25:
+            p, obj = rng.choice(self.idents)
+            return f"{p} is not {obj}" if truth else f"{p} is {obj}"
+        inv = rng.choice(self.vars)
+        text, value = self._ring(inv, 2)
+        while inv.low not in text:  # a constant alone would fold
+            text, value = self._ring(inv, 2)
+        m = inv.modulus
+        lhs = f"({text} & {m - 1})" if m & (m - 1) == 0 and rng.random() < 0.5 else f"{text} % {m}"
+        w = value % m  # what lhs is, whatever the variables hold
+        op, v = ("==", w) if truth else ("!=", w)
+        for _ in range(12):
+            op, v = rng.choice(tuple(_COMPARE)), rng.randint(-1, m)
+            if _COMPARE[op](w, v) == truth:
+                break
+        else:
+            op, v = ("==", w) if truth else ("!=", w)
+        return f"{lhs} {op} {v}" if rng.random() < 0.7 else f"{v} {_MIRROR[op]} {lhs}"
+
+    def _ring(self, inv: _Invariant, depth: int) -> tuple[str, int]:
+        """A polynomial (+, -, * and int constants) in the difference of the pair, written in one of a few
+        ways, and its value when the difference is the gap: its value modulo the modulus, always."""
+        rng = self.rng
+        if depth == 0 or rng.random() < 0.3:
+            if rng.random() < 0.35:
+                c = rng.randint(0, 99)
+                return str(c), c
+            lo, hi, gap, c = inv.low, inv.high, inv.gap, rng.randint(2, 9)
+            return rng.choice(((f"({hi} - {lo})", gap), (f"({lo} - {hi})", -gap), (f"({hi} + {c} - {lo})", gap + c),
+                               (f"({c} * {hi} - {c} * {lo})", c * gap), (f"({lo} * {c} - {hi} * {c})", -c * gap)))
+        (lt, lv), (rt, rv) = self._ring(inv, depth - 1), self._ring(inv, depth - 1)
+        op = rng.choice("+-*")
+        return f"({lt} {op} {rt})", {"+": lv + rv, "-": lv - rv, "*": lv * rv}[op]
+
+    # ---- decoys: never run
+    def _decoy(self) -> list[str]:
+        rng, out = self.rng, []
+        for _ in range(rng.randint(1, 3)):
+            pick = rng.random()
+            if pick < 0.45 or not self._readable():
+                target = rng.choice(self.plain) if self.plain and rng.random() < 0.6 else self.fresh()
+                out.append(f"{target} = {self._expr(2)}")
+            elif pick < 0.6 and self.plain:
+                out.append(f"{rng.choice(self.plain)} {rng.choice(_DECOY_OPS)}= {self._expr(1)}")
+            else:
+                args = ", ".join(self._expr(1) for _ in range(rng.randint(0, 2)))
+                out.append(f"{rng.choice(self._readable())}({args})")
+        return out
+
+    def _readable(self) -> list[str]:
+        return [*self.params, *self.plain, *(n for v in self.vars for n in (v.low, v.high))]
+
+    def _expr(self, depth: int) -> str:
+        rng, names = self.rng, self._readable()
+        pick = rng.random()
+        if depth == 0 or pick < 0.35 or not names:
+            return rng.choice(names) if names and rng.random() < 0.7 else str(rng.randint(0, 99))
+        if pick < 0.65:
+            return f"{self._expr(depth - 1)} {rng.choice(_DECOY_OPS)} {self._expr(depth - 1)}"
+        if pick < 0.8:
+            return f"{rng.choice(names)}[{self._expr(depth - 1)}]"
+        if pick < 0.92:
+            return f"{rng.choice(names)}({self._expr(depth - 1)})"
+        return f"({self._expr(depth - 1)}, {self._expr(depth - 1)})"
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = fn.args
+    return [a.arg for a in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg] if a]
+
+
+@functools.lru_cache(maxsize=4096)
+def _stable_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """Parameters nothing rebinds (not in the function's own scope, not from a nested one): each holds the
+    object it was called with, which cannot be a list the twin makes after the call."""
+    own = _own_nodes(fn)
+    bound = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound |= {n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    bound |= _other_bindings(fn)
+    return tuple(p for p in _params(fn) if p not in bound and p not in _nested_names(fn))
 
 
 # --------------------------------------------------------------------------- one twin of one file
@@ -416,6 +656,7 @@ class _Twin:
         self.taken = set(taken)
         self.fresh_names: set[str] = set()
         self.renames: dict[str, str] = {}  # fresh name → the local it replaces
+        self.dead: set[str] = set()  # the opaque guards inserted, as dumped
         self.placed = False  # whether the unit being planned holds the references statement
         self.spots = spots
         self.free = _first_free_line(lines)
@@ -546,10 +787,51 @@ class _Twin:
                     edits.insert_after(stmt.end_lineno, f"{self._indent(stmt)}return {name}")
             if "invert_if" in kinds and isinstance(stmt, ast.If) and not stmt.orelse and rng.random() < 0.5:
                 self._plan_invert(stmt, edits)
-        if "rename" in kinds and not introspective:
-            self._plan_renames(fn, edits)
+        renamed = self._plan_renames(fn, edits) if "rename" in kinds and not introspective else {}
         if "wrap" in kinds and not introspective:
             self._plan_wraps(fn, edits)
+        if "opaque" in kinds and not introspective and start < len(body) and self._insertable(body, start):
+            self._plan_opaque(fn, start, renamed, edits)
+
+    def _plan_opaque(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int, renamed: dict[str, str],
+                     edits: Edits) -> None:
+        """Guard variables seeded at the top of the body, stepped at the top of every loop body, and one to
+        three guards at random statement boundaries, most of them after a stepped loop when there is one
+        (see the pools below; `_Guards` for what a guard is). The decoys name the locals as this twin
+        renamed them (the old name stored in a decoy would be a local again)."""
+        rng = self.rng
+        plain = sorted(renamed.get(n, n) for n in _plain_locals(fn))
+        guards = _Guards(rng, self.fresh, _params(fn), list(_stable_params(fn)), plain)
+        top = fn.body[start]
+        for text in guards.seeds():
+            edits.insert_before(_first_line(top), self._indent(top) + text)
+        looped = {id(st) for body, i in _own_statements(fn) if isinstance(body[i], (ast.For, ast.AsyncFor, ast.While))
+                  for _, _, st in _statements(body[i])}
+        # Three pools: before any stepped loop, inside a loop (the predicate then runs every iteration: kept
+        # rare), and after the first stepped loop, where the variables hold values no finite enumeration of
+        # paths reaches (most guards go there when there is one).
+        early: list[ast.stmt] = []
+        inside: list[ast.stmt] = []
+        late: list[ast.stmt] = []
+        stepped = False
+        for stmt_list, i in _own_statements(fn):  # in the order of the text, a loop's body right after it
+            stmt = stmt_list[i]
+            if self._insertable(stmt_list, i) and not (stmt_list is fn.body and i < start):
+                (inside if id(stmt) in looped else late if stepped else early).append(stmt)
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) and self._insertable(stmt.body, 0):
+                edits.insert_before(_first_line(stmt.body[0]), self._indent(stmt.body[0]) + guards.step())
+                stepped = True
+        for _ in range(rng.randint(1, 3)):
+            pools = [pool for pool, weight in ((late, 0.7), (inside, 0.15), (early, 0.15))
+                     if pool and rng.random() < weight] or [pool for pool in (late, early, inside) if pool]
+            if not pools:
+                break
+            pool = pools[0]
+            stmt = pool.pop(rng.randrange(len(pool)))
+            lines = guards.guard()
+            self.dead.add(_dump(ast.parse("\n".join(lines)).body[0]))
+            for line in lines:
+                edits.insert_before(_first_line(stmt), self._indent(stmt) + line)
 
     def _plan_invert(self, stmt: ast.If, edits: Edits) -> None:
         test, first = stmt.test, stmt.body[0]
@@ -567,10 +849,11 @@ class _Twin:
         edits.insert_after(test.end_lineno, self._indent(first) + "pass")
         edits.insert_after(test.end_lineno, self._indent(stmt) + "else:")
 
-    def _plan_renames(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> None:
+    def _plan_renames(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> dict[str, str]:
         """Rename a random half of `fn`'s plain locals; a name whose every use cannot be found in the text
-        where the AST puts it keeps its name."""
+        where the AST puts it keeps its name. Returns {old: new}."""
         planned: list[tuple[int, int, int, str]] = []
+        mine: dict[str, str] = {}
         for old in sorted(n for n in _plain_locals(fn) if self.rng.random() < 0.5):
             uses = [n for n in _own_nodes(fn) if isinstance(n, ast.Name) and n.id == old]
             spots = []
@@ -583,8 +866,10 @@ class _Twin:
             else:
                 new = self.fresh()
                 self.renames[new] = old
+                mine[old] = new
                 planned += [(line, col, col + len(old), new) for line, col in spots]
         edits.inline += planned
+        return mine
 
     def _plan_wraps(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, edits: Edits) -> None:
         """Wrap some names the body reads as `(name, k)[0]`: the same object, read at the same point, a
@@ -653,8 +938,11 @@ class _Twin:
             old_fn = _parse_unit("".join(lines), unit.indent)
         except SyntaxError:
             return False
-        return _dump(Canonical(self.fresh_names - set(self.renames), self.renames).visit(new_fn)) == _dump(
-            Canonical(set(), {}).visit(old_fn))
+        return _dump(self.canonical().visit(new_fn)) == _dump(Canonical(set(), {}).visit(old_fn))
+
+    def canonical(self) -> "Canonical":
+        """What undoes this twin's edits (the original is undone with `Canonical(set(), {})`)."""
+        return Canonical(self.fresh_names - set(self.renames), self.renames, frozenset(self.dead))
 
     def _place_module_references(self, edits: Edits) -> None:
         """No unit took the references statement: it goes at module level (it binds no name), after the
@@ -717,8 +1005,8 @@ class Canonical(ast.NodeTransformer):
     `if not (c): <nothing> else: X` back to `if c: X`, renamed locals back to their names. Applied to
     the original too, so the original's own `pass` statements are dropped on both sides."""
 
-    def __init__(self, fresh: set[str], renames: dict[str, str]):
-        self.fresh, self.renames = fresh, renames
+    def __init__(self, fresh: set[str], renames: dict[str, str], dead: frozenset[str] | set[str] = frozenset()):
+        self.fresh, self.renames, self.dead = fresh, renames, dead
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.renames:
@@ -735,8 +1023,24 @@ class Canonical(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def _is_fresh_store(self, stmt: ast.stmt) -> bool:
-        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id in self.fresh)
+        if isinstance(stmt, ast.AugAssign):  # an opaque guard's variable stepped in a loop
+            return isinstance(stmt.target, ast.Name) and stmt.target.id in self.fresh
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return False
+        target = stmt.targets[0]
+        if isinstance(target, ast.Tuple):  # a guard pair shifted together
+            return bool(target.elts) and all(isinstance(e, ast.Name) and e.id in self.fresh for e in target.elts)
+        return isinstance(target, ast.Name) and target.id in self.fresh
+
+    def _is_dead(self, stmt: ast.stmt) -> bool:
+        """An opaque guard this twin inserted, recognised by its exact text (not by its shape: a guard
+        that landed anywhere but where it was planned, or any statement of the original, stays)."""
+        if not (self.dead and isinstance(stmt, (ast.If, ast.While))):
+            return False
+        # Every guard's test reads a fresh name: only those are worth dumping (dumps are the check's cost).
+        if not any(isinstance(n, ast.Name) and n.id in self.fresh for n in ast.walk(stmt.test)):
+            return False
+        return _dump(stmt) in self.dead
 
     def _is_references(self, stmt: ast.stmt) -> bool:
         value = getattr(stmt, "value", None)
@@ -755,7 +1059,8 @@ class Canonical(ast.NodeTransformer):
                 out.append(ast.Return(value=stmt.value))
                 i += 2
                 continue
-            if not (isinstance(stmt, ast.Pass) or self._is_fresh_store(stmt) or self._is_references(stmt)):
+            if not (isinstance(stmt, ast.Pass) or self._is_fresh_store(stmt) or self._is_references(stmt)
+                    or self._is_dead(stmt)):
                 out.append(stmt)
             i += 1
         return out

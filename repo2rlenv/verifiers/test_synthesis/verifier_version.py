@@ -10,8 +10,10 @@ VERIFIER_VERSION whenever a change closes a reward hack, so tasks shipping an ol
 
 Versions 1-2 are the verifiers of the tasks made before this field existed: their task.toml records no
 version at all (read as absent). 3 is the first recorded version. 4: the barrier without ctypes
-(`_r2e_kernel`), memory primitives refused unless the target needs them (config schema 6).
+(`_r2e_kernel`), memory primitives refused unless the target needs them (config schema 6). 5: the
+`opaque` twin kind (defence in depth against code that is read; the barrier already refuses reading it,
+so no integrity fix: INTEGRITY_VERSION stays 4).
 """
 
-VERIFIER_VERSION = 4
+VERIFIER_VERSION = 5
 INTEGRITY_VERSION = 4

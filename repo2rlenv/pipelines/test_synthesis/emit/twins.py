@@ -20,11 +20,13 @@ ALL = tuple(vtwins.KINDS)
 # Broadest first: each rung drops what is likelier to trip code that inspects itself. Every rung keeps
 # `neutral` and `wrap`, which move instruction offsets, locals and lines inside the function: twins
 # without them leave those facts as on A, and a pin on one would tell A′ from B′ (such a task is dropped).
+# `opaque` stays on every rung too: it adds fresh locals and lines as `neutral` does, and no more (what it
+# reads, stores and calls sits in branches that never run).
 LADDER: tuple[tuple[str, ...], ...] = (
     ALL,
     tuple(k for k in ALL if k != "rename"),
-    ("padding", "neutral", "jitter", "references", "wrap"),
-    ("neutral", "jitter", "references", "wrap"),
+    ("padding", "neutral", "jitter", "references", "wrap", "opaque"),
+    ("neutral", "jitter", "references", "wrap", "opaque"),
 )
 SEEDS = (11, 23, 37)
 
