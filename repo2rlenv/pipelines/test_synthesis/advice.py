@@ -43,6 +43,12 @@ ADVICE: dict[str, tuple[str, str]] = {
     # The differential oracle's own reasons (oracle.differential.NoOracle), counted when it gives up.
     "probe failed": ("the differential oracle's probe of the function failed (see candidates.jsonl)", f"{_LLM}; or {_MORE}"),
     "generated tests did not separate the versions": ("the generated tests did not tell A from B", f"{_LLM}; or {_MORE}"),
+    "only wrong-type errors of made-up inputs tell the versions apart": (
+        "only wrong-type errors of inputs the search made up told A from B (no behaviour to assert)",
+        f"{_LLM}; or {_MORE}"),
+    "oracle below the quality floor (min_oracle_behaviours)": (
+        "the oracles found asserted fewer distinct behaviours than min_oracle_behaviours",
+        f"--pipeline-opt min_oracle_behaviours=N with a lower N; or {_LLM}"),
     "oracle exceeds the line budget": ("the oracles found were longer than the line budget",
                                        f"--pipeline-opt max_test_loc=N; or {_LLM}"),
     SkipReason.no_change.value: ("the changes mined leave the code's text unchanged", _STRATEGY),

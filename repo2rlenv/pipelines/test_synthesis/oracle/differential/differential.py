@@ -271,7 +271,8 @@ def behaviour(c: _Candidate) -> tuple:
     """What a case asserts: the differing facets' values on A and on B. Two cases with the same behaviour
     are near-duplicates (`order_total([], …) == 0.0` three times over) whatever their inputs."""
     a, b = c.found.outcome_a.facets(), c.found.outcome_b.facets()
-    return tuple((f, a[f].model_dump_json() if f in a else None, b[f].model_dump_json() if f in b else None)
+    # repr of the dumped value, not its JSON: a lone surrogate in a string is a value JSON cannot hold.
+    return tuple((f, repr(a[f].model_dump()) if f in a else None, repr(b[f].model_dump()) if f in b else None)
                  for f in sorted(c.found.facets))
 
 
