@@ -57,7 +57,18 @@ LEVELS = ("basic", "folding", "paths", "aware")
 
 # --------------------------------------------------------------------------- basic (the first normaliser)
 
-class Basic(ast.NodeTransformer):
+class Unwrap(ast.NodeTransformer):
+    """`(name, k, …)[0]` → `name`: the wrap kind undone."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        value, key = node.value, node.slice
+        if isinstance(value, ast.Tuple) and value.elts and isinstance(key, ast.Constant) and key.value == 0 \
+                and all(isinstance(e, ast.Constant) for e in value.elts[1:]):
+            return self.visit(value.elts[0])
+        return self.generic_visit(node)
+
+
+class Basic(Unwrap):
     """The first normaliser (see the module docstring)."""
 
     def __init__(self, fn: ast.AST):
@@ -105,13 +116,6 @@ class Basic(ast.NodeTransformer):
                 and isinstance(node.test.op, ast.Not):
             node.test, node.body, node.orelse = node.test.operand, node.orelse, []
         return node
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        value, key = node.value, node.slice
-        if isinstance(value, ast.Tuple) and value.elts and isinstance(key, ast.Constant) and key.value == 0 \
-                and all(isinstance(e, ast.Constant) for e in value.elts[1:]):
-            return self.visit(value.elts[0])
-        return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id not in self.params and (isinstance(node.ctx, ast.Store) or node.id in self.names):
@@ -584,13 +588,6 @@ def normalise(fn: ast.FunctionDef | ast.AsyncFunctionDef, level: str) -> str:
 
 def _unwrap(fn: ast.AST) -> ast.AST:
     """Undo names read as `(name, k…)[0]` before anything else (Basic does it too, but last)."""
-    class Unwrap(ast.NodeTransformer):
-        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-            value, key = node.value, node.slice
-            if isinstance(value, ast.Tuple) and value.elts and isinstance(key, ast.Constant) and key.value == 0 \
-                    and all(isinstance(e, ast.Constant) for e in value.elts[1:]):
-                return self.visit(value.elts[0])
-            return self.generic_visit(node)
     return Unwrap().visit(fn)
 
 

@@ -69,18 +69,20 @@ def changed_lines(diff: str) -> list[int]:
     return out
 
 
-def _texts(root: Path) -> list[str]:
-    out = []
+def _texts(root: Path) -> dict[str, str]:
+    """Relative POSIX path → text of every file under `root` small enough to search."""
+    out = {}
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.is_symlink() and path.stat().st_size <= _MAX_SEARCHED_BYTES:
-            out.append(path.read_text(errors="replace"))
+            out[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
     return out
 
 
 def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
     """B's added lines and the oracle's lines that A's own files do not contain: finding one of them in
     what the agent gets means B or the oracle reached it."""
-    a_text = "\n".join(_texts(task.repo))
+    a_files = _texts(task.repo)
+    a_text = "\n".join(a_files.values())
     a_lines = {line.strip() for line in a_text.splitlines()}
     diffs = [task.broken_patch.read_text()]
     if task.siblings.is_dir():
@@ -100,19 +102,16 @@ def hidden_of(task: TaskPaths, test_path: str) -> Hidden:
         oracle_lines = sorted(oracle_lines, key=lambda s: (-len(s), s))[:ORACLE_NEEDLES]
     change = ChangeRecord.read(task.change)
     return Hidden(oracle_name=Path(test_path).name, b_lines=b_lines, oracle_lines=oracle_lines, diffs=diffs,
-                  change_subject=change.subject if change else "", change_lines=_change_lines(task, change))
+                  change_subject=change.subject if change else "", change_lines=_change_lines(a_files, change))
 
 
-def _change_lines(task: TaskPaths, change: ChangeRecord | None) -> list[str]:
+def _change_lines(a_files: dict[str, str], change: ChangeRecord | None) -> list[str]:
     """The lines a real change added to its notes and tests, less those A holds in its other files anyway
     (common text); in the change's own files A must hold none of them."""
     if change is None or not change.added_lines:
         return []
     own = set(change.added_lines)
-    elsewhere = {line.strip() for path in sorted(task.repo.rglob("*"))
-                 if path.is_file() and not path.is_symlink() and path.stat().st_size <= _MAX_SEARCHED_BYTES
-                 and path.relative_to(task.repo).as_posix() not in own
-                 for line in path.read_text(errors="replace").splitlines()}
+    elsewhere = {line.strip() for rel, text in a_files.items() if rel not in own for line in text.splitlines()}
     return sorted({line for lines in change.added_lines.values() for line in lines if line not in elsewhere})
 
 
