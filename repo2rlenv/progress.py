@@ -22,6 +22,9 @@ class Reporter:
         # The stage running now (source, environment, baseline, mining, gates, synthesis, emit, validate):
         # a failure that does not name its own stage is reported as this one.
         self.current_stage: str | None = None
+        # Wall seconds spent in each stage (issue 34: a run says where its time went).
+        self.stage_seconds: dict[str, float] = {}
+        self._since = time.monotonic()
         self._console: Any = None
         if not quiet:
             from rich.console import Console
@@ -36,16 +39,29 @@ class Reporter:
     def stage(self, message: str, name: str | None = None) -> None:
         """A stage header; `name` also records which stage runs (see `current_stage`)."""
         if name is not None:
-            self.current_stage = name
+            self._switch(name)
         if self._console is not None:
             self._console.print(f"[bold]» {message}[/bold]")
 
     @contextmanager
     def in_stage(self, name: str) -> Iterator[None]:
         """Run a block as stage `name` (no header), then restore the stage that ran before."""
-        previous, self.current_stage = self.current_stage, name
+        previous = self.current_stage
+        self._switch(name)
         yield  # on an exception the failing stage stays current, for the error line
-        self.current_stage = previous
+        self._switch(previous)
+
+    def _switch(self, name: str | None) -> None:
+        """Charge the time since the last switch to the stage that ran, then make `name` current."""
+        now = time.monotonic()
+        if self.current_stage is not None:
+            self.stage_seconds[self.current_stage] = self.stage_seconds.get(self.current_stage, 0.0) + now - self._since
+        self._since, self.current_stage = now, name
+
+    def seconds_by_stage(self) -> dict[str, float]:
+        """`stage_seconds` with the running stage's time so far."""
+        self._switch(self.current_stage)
+        return {k: round(v, 1) for k, v in self.stage_seconds.items()}
 
     def warn(self, message: str) -> None:
         # Warnings go to stderr even in --json mode: they matter more than tidy output.

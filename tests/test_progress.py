@@ -42,3 +42,18 @@ def test_a_narrow_terminal_folds_table_cells_instead_of_cutting_them(capsys, mon
     # A folded cell spans lines: the task column's pieces, read down, spell every id in full.
     first_column = "".join(line.split("│")[1].strip() for line in err.splitlines() if line.startswith("│"))
     assert first_column == "".join(ids) and "…" not in err
+
+
+def test_the_reporter_charges_wall_time_to_the_stage_that_ran():
+    import time as _time
+
+    from repo2rlenv.progress import Reporter
+
+    rep = Reporter(quiet=True)
+    rep.stage("b", "baseline")
+    _time.sleep(0.3)
+    with rep.in_stage("gates"):
+        _time.sleep(0.6)
+    seconds = rep.seconds_by_stage()
+    assert rep.current_stage == "baseline"  # restored after the block
+    assert seconds["gates"] >= 0.6 and 0.3 <= seconds["baseline"] < 0.6

@@ -21,7 +21,7 @@ from repo2rlenv.baseline.junit import Outcome, TestResult, parse_junit
 from repo2rlenv.baseline.network import NEEDS_NETWORK, needs_network
 from repo2rlenv.baseline.outcomes import CollectionError, parse_outcomes
 from repo2rlenv.discovery.pytest_setup import (TEST_DIR_DEPTH, TEST_DIR_NAMES, PytestSetup, read_pytest_config,
-                                               suite_paths)
+                                               suite_paths, with_root_suite)
 from repo2rlenv.errors import BaselineError, SandboxError
 from repo2rlenv.payload import payload_files
 from repo2rlenv.sandbox.base import ExecResult, Session
@@ -108,6 +108,8 @@ class BaselineReport(BaseModel):
         default_factory=dict,
         description="Test → seconds in the last baseline run (a run without coverage when there was one); "
                     "gate timeouts are scaled from these.")
+    set_aside: dict[str, str] = Field(
+        default_factory=dict, description="Slow test files left out of every run → why (SLOW_FILE_RULE).")
 
     def tests_duration(self, tests: list[str]) -> float:
         """Seconds the baseline spent in `tests` (unknown tests count as 0)."""
@@ -120,10 +122,12 @@ class SuiteRunner:
     def __init__(self, session: Session, import_roots: list[str], pytest_setup: PytestSetup | None = None):
         self.session = session
         self.import_roots = import_roots or [""]
-        self.pytest_setup = pytest_setup if pytest_setup is not None else read_pytest_config(self._read_repo_file)
+        self.pytest_setup = pytest_setup if pytest_setup is not None else with_root_suite(
+            read_pytest_config(self._read_repo_file), self._read_repo_file)
         # What a whole-suite run collects (empty: what pytest collects by itself); runs of named tests
         # are not narrowed.
         self.suite_paths = suite_paths(self.pytest_setup, self._test_dirs())
+        self.set_aside: list[str] = []  # slow test files no run collects (run_baseline decides them)
         self.plugin_dir = posixpath.join(session.scratch, "plugins")
         session.write_files({posixpath.join(self.plugin_dir, name): text
                              for name, text in payload_files(PLUGIN_PACKAGE).items()})
@@ -151,8 +155,10 @@ class SuiteRunner:
         return ":".join([self.plugin_dir, *roots])
 
     def run(self, *, root: str | None = None, tests: list[str] | None = None, with_coverage: bool = False,
-            timeout: float, extra_args: list[str] | None = None) -> SuiteRun:
-        """Run `tests` (default: the whole suite) with the repo at `root` (default: the workspace)."""
+            timeout: float, extra_args: list[str] | None = None,
+            slow_rule: tuple[float, int] | None = None) -> SuiteRun:
+        """Run `tests` (default: the whole suite) with the repo at `root` (default: the workspace), without
+        the files `set_aside`; `slow_rule` (mean seconds, tests): skip the rest of a file that slow."""
         root = root or self.session.workspace
         run_dir = posixpath.join(self.session.scratch, "runs", uuid.uuid4().hex[:10])
         junit = posixpath.join(run_dir, "junit.xml")
@@ -171,6 +177,11 @@ class SuiteRunner:
             argv = [self.session.python, *pytest_args]
         self.session.write_files(files)
         env = {"PYTHONPATH": self.pythonpath(root), "R2E_OUTCOMES": outcomes}
+        if self.set_aside:
+            env["R2E_DESELECT"] = posixpath.join(run_dir, "deselect.txt")
+            self.session.write_files({env["R2E_DESELECT"]: "\n".join(self.set_aside) + "\n"})
+        if slow_rule is not None:
+            env["R2E_SLOW"] = f"{slow_rule[0]},{slow_rule[1]}"
         result = self.session.exec(argv, cwd=root, env=env, timeout=timeout)
         run = self._collect(result, junit, outcomes)
         if with_coverage and not result.timed_out:
@@ -207,6 +218,20 @@ def _failed(run: SuiteRun, message: str) -> BaselineError:
     return err
 
 
+# A test file whose first 3 tests took 2 s each or more (under coverage) is left out of the suite's runs:
+# mypy run per case (pydash), a server started per case. Its tests are never gates; the rest of the suite
+# finishes. Decided once, in the baseline's first run; every later run leaves the same files out.
+SLOW_FILE_RULE = (2.0, 3)
+SET_ASIDE = "r2e: set aside, a slow test file"  # the plugin's skip reason (r2e_pytest_plugin.SET_ASIDE)
+
+
+def _set_aside(run: SuiteRun) -> dict[str, str]:
+    """Test files the slow-file rule cut short in `run` → the plugin's reason."""
+    return {nodeid.split("::")[0]: res.message.partition(SET_ASIDE)[2].strip(" ()") or "slow"
+            for nodeid, res in run.results.items()
+            if res.outcome == Outcome.skipped and SET_ASIDE in (res.message or "")}
+
+
 def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
                  progress: Callable[[str], None] | None = None, tests: list[str] | None = None) -> BaselineReport:
     """Run the suite on A with coverage, rerun it, and sort tests into gates and quarantine. `tests`: the
@@ -214,7 +239,12 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
     say = progress or (lambda _msg: None)
     say("running the existing suite with per-test coverage" if tests is None
         else f"running {len(tests)} test file(s) of the suite with per-test coverage")
-    first = runner.run(with_coverage=True, timeout=timeout, tests=tests)
+    first = runner.run(with_coverage=True, timeout=timeout, tests=tests, slow_rule=SLOW_FILE_RULE)
+    aside = _set_aside(first)
+    if aside:
+        say(f"{len(aside)} slow test file(s) set aside: " + ", ".join(sorted(aside)[:3]) + ("…" if len(aside) > 3 else ""))
+        runner.set_aside = sorted(aside)
+        first.results = {n: r for n, r in first.results.items() if n.split("::")[0] not in aside}
     if first.timed_out:
         raise _failed(first, f"the test suite did not finish within {timeout:.0f}s (suite_timeout_sec)")
     if first.exit_code == PYTEST_NO_TESTS or not first.results:
@@ -257,7 +287,7 @@ def run_baseline(runner: SuiteRunner, *, reruns: int, timeout: float,
                                if collect_errors else "") + ")")
     return BaselineReport(total=len(first.results), stable_passing=stable, quarantined=quarantined,
                           needs_network=sorted(offline), collection_errors=collect_errors,
-                          skipped=sorted(skipped), coverage=first.coverage or CoverageMap(),
+                          skipped=sorted(skipped), coverage=first.coverage or CoverageMap(), set_aside=aside,
                           duration_sec=sum(r.duration_sec for r in runs),
                           # Coverage tracing slows tests down several times; a rerun without it is closer
                           # to what a gate run costs.

@@ -7,7 +7,9 @@ imports them: a circle).
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -45,8 +47,16 @@ def fail(exc: BaseException, state: Failing | None = None) -> None:
     sys.exit(code)
 
 
+def _terminate_as_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def guard(fn: Callable[..., int], state: Failing | None = None) -> None:
     """Run a command body; errors become one line and their exit code (see repo2rlenv.errors.FAILURES)."""
+    # SIGTERM (a scheduler's or a script's timeout) ends a command as Ctrl-C does: what it holds is cleaned
+    # up and a generate run writes its summary. A command that serves sets its own handler after this one.
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         code = fn()
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ neutralised. The flags dropped from `addopts` are the table `ADDOPTS_RULES`, not
 from __future__ import annotations
 
 import configparser
+import re
 import shlex
 import tomllib
 from dataclasses import dataclass
@@ -250,6 +251,26 @@ def _setup(config_file: str, table: dict) -> PytestSetup:
 
 
 # --- the suite when no testpaths is set ---------------------------------------------------------------------
+
+# Test modules pytest's default `python_files` (test_*.py, *_test.py) never collects, though older projects keep
+# their whole unittest suite in one (`python tests.py`; python-nameparser: "no tests pytest can collect").
+ROOT_SUITE_FILES = ("tests.py", "test.py")
+_DEFAULT_PYTHON_FILES = "test_*.py *_test.py"
+
+
+def with_root_suite(setup: PytestSetup, read: Callable[[str], str | None]) -> PytestSetup:
+    """`setup` collecting a root `tests.py`/`test.py` that holds tests (a TestCase or a test function) when the
+    repo sets no `python_files` of its own; unchanged otherwise."""
+    if setup.python_files or "python_files" in setup.ini_overrides:
+        return setup
+    found = [name for name in ROOT_SUITE_FILES
+             if (text := read(name)) is not None and re.search(r"(?m)^\s*(class \w+\(.*TestCase|def test_)", text)]
+    if not found:
+        return setup
+    value = " ".join([_DEFAULT_PYTHON_FILES, *found])
+    return setup.model_copy(update={"ini_overrides": {**setup.ini_overrides, "python_files": value},
+                                    "python_files": value.split()})
+
 
 # Directory names that hold a project's suite by convention: tox, nox and CI configs run `pytest tests`.
 TEST_DIR_NAMES = ("tests", "test", "testing")

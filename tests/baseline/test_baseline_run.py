@@ -108,3 +108,42 @@ def test_junit_parse_fallbacks_and_outcomes():
     assert res["tests/test_a::test_s"].outcome == Outcome.skipped
     with pytest.raises(ValueError, match="malformed"):
         parse_junit("<testsuites>")
+
+
+def test_a_unittest_suite_in_a_root_tests_py_is_collected(request, tmp_path, make_repo, tiny_package):
+    # python-nameparser keeps its whole suite in ./tests.py, which pytest's default python_files skips.
+    files = tiny_package("", SOURCE)
+    del files["tests/test_core.py"]
+    files["tests.py"] = ("import unittest\nfrom tinypkg.core import clamp\n\n\n"
+                         "class ClampTests(unittest.TestCase):\n"
+                         "    def test_low(self):\n        self.assertEqual(clamp(-1, 0, 5), 0)\n")
+    root = make_repo(files, commit=False)
+    sandbox = _sandbox("local", request, tmp_path)
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        report = run_baseline(runner, reruns=1, timeout=120)
+    assert report.stable_passing == ["tests.py::ClampTests::test_low"]
+    assert runner.pytest_setup.ini_overrides["python_files"] == "test_*.py *_test.py tests.py"
+
+
+def test_a_slow_test_file_is_set_aside_and_left_out_of_every_later_run(request, tmp_path, make_repo, tiny_package,
+                                                                      monkeypatch):
+    import repo2rlenv.baseline.runner as runner_module
+
+    # pydash runs mypy once per case in tests/pytest_mypy_testing: the suite never finished in 900 s.
+    monkeypatch.setattr(runner_module, "SLOW_FILE_RULE", (0.3, 2))
+    files = tiny_package("from tinypkg.core import clamp\n\ndef test_low():\n    assert clamp(-1, 0, 5) == 0\n", SOURCE)
+    files["tests/test_slow.py"] = ("import time\n\n" + "".join(
+        f"def test_slow_{i}():\n    time.sleep(0.35)\n\n" for i in range(6)))
+    root = make_repo(files, commit=False)
+    sandbox = _sandbox("local", request, tmp_path)
+    sandbox.prepare(root)
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        report = run_baseline(runner, reruns=1, timeout=120)
+        again = runner.run(timeout=120)
+    assert list(report.set_aside) == ["tests/test_slow.py"] and "a test over its first 2" in report.set_aside[
+        "tests/test_slow.py"]
+    assert report.stable_passing == ["tests/test_core.py::test_low"] and report.total == 1
+    assert list(again.results) == ["tests/test_core.py::test_low"]  # the file is not collected again

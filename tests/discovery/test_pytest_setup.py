@@ -207,3 +207,15 @@ def test_plugins_that_change_runs_are_never_listed():
     assert graded_plugins("python", lambda argv: out) == ["asyncio", "pytest_mock"]
     assert graded_plugins("python", lambda argv: None) == []  # the command failed: nothing, never a guess
     assert all(GRADED_EXCLUDED_PLUGINS.values())
+
+
+def test_a_root_tests_py_with_tests_is_collected_unless_the_repo_says_what_to_collect():
+    from repo2rlenv.discovery.pytest_setup import PytestSetup, with_root_suite
+
+    files = {"tests.py": "import unittest\n\nclass T(unittest.TestCase):\n    pass\n", "test.py": "print('a script')\n"}
+    setup = with_root_suite(PytestSetup(), files.get)
+    assert setup.ini_overrides == {"python_files": "test_*.py *_test.py tests.py"}  # test.py holds no test
+    assert "python_files=test_*.py *_test.py tests.py" in setup.args()
+    own = PytestSetup(python_files=["check_*.py"])
+    assert with_root_suite(own, files.get) is own
+    assert with_root_suite(PytestSetup(), {}.get) == PytestSetup()

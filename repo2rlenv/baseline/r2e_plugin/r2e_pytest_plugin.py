@@ -12,6 +12,12 @@
   `dynamic_context = test_function` names tests inherited from mixin classes after the mixin, which
   pytest cannot select; the node id is always selectable.
 
+Slow files (issue 34: a suite that runs mypy per case, or talks to a server per case, never finished its
+baseline): with `R2E_SLOW="MEAN,N"` (the baseline's first run only), once a test file's first N tests took
+MEAN seconds each or more, its remaining tests are skipped with a reason starting `SET_ASIDE`; the runner
+then leaves the whole file out of every later run through `R2E_DESELECT` (a file of paths, one a line), so
+what runs is the same in every run, whatever the timing.
+
 Lines written: `{"case": id, "outcome": o, "duration": s, "message": m, "text": t}` once per test (o is
 passed, skipped, failed or error) and `{"collect_error": id, "message": m, "text": t}` per collector
 that failed. `text` is the end of the failure report (the runner reads causes such as "needs network"
@@ -35,7 +41,9 @@ try:
 except ImportError:  # runs without coverage are fine
     coverage = None
 
+SET_ASIDE = "r2e: set aside, a slow test file"
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+_files = {}  # test file -> [tests finished, seconds]
 _TEXT_CHARS = 4000
 _state = {}  # node id -> {"outcome", "duration", "message", "text"}
 
@@ -69,9 +77,33 @@ def _is_subtest(report):
     return type(report).__name__.lower() == "subtestreport"
 
 
+def _slow_rule():
+    try:
+        mean, count = os.environ.get("R2E_SLOW", "").split(",")
+        return float(mean), int(count)
+    except ValueError:
+        return None
+
+
+def pytest_collection_modifyitems(config, items):
+    path = os.environ.get("R2E_DESELECT")
+    if not path:
+        return
+    with open(path, encoding="utf-8") as handle:
+        aside = {line.strip() for line in handle if line.strip()}
+    kept = [item for item in items if item.nodeid.split("::")[0] not in aside]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid.split("::")[0] in aside])
+        items[:] = kept
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     item.user_properties.append(("r2e_nodeid", item.nodeid))
+    rule = _slow_rule()
+    done, seconds = _files.get(item.nodeid.split("::")[0], (0, 0.0))
+    if rule is not None and done >= rule[1] and seconds / done >= rule[0]:
+        pytest.skip("%s (%.1fs a test over its first %d)" % (SET_ASIDE, seconds / done, done))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -108,7 +140,12 @@ def pytest_runtest_logreport(report):
         if outcome != "passed":
             state["message"], state["text"] = _texts(report) if report.failed else (_skip_reason(report), "")
     if report.when == "teardown":
-        _write({"case": report.nodeid, **_state.pop(report.nodeid)})
+        record = _state.pop(report.nodeid)
+        if SET_ASIDE not in record["message"]:
+            counts = _files.setdefault(report.nodeid.split("::")[0], [0, 0.0])
+            counts[0] += 1
+            counts[1] += record["duration"]
+        _write({"case": report.nodeid, **record})
 
 
 def _skip_reason(report):

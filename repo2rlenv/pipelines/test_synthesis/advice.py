@@ -61,6 +61,9 @@ ADVICE: dict[str, tuple[str, str]] = {
                                      "module, or code outside the import roots)",
                                      "run `repo2rlenv doctor --repo …` to see the import roots; or " + _STRATEGY),
     "function: test_code": ("the only functions found are test code", "run `repo2rlenv doctor --repo …`"),
+    "over its time share (candidate_budget_sec)": (
+        "candidates' synthesis (the whole suite on A and B, siblings, validation) took longer than their share",
+        "--pipeline-opt candidate_budget_sec=N allows more (0: no share)"),
     "no candidates": ("mining found no candidate", "run `repo2rlenv doctor --repo …`; or " + _STRATEGY),
 }
 _FALLBACK = ("candidates were dropped", f"{_MORE}; or {_STRATEGY}")
@@ -91,12 +94,24 @@ def _other_strategies(strategy: str | None) -> str:
     return " or ".join(others)
 
 
+# A run the time budget stopped short: its time, not a drop reason, is why (issue 34: say in one line why not).
+TIME_SPENT = "time budget spent"
+_TIME_TRY = ("rerun the same command (it continues where this run stopped); or --pipeline-opt time_budget_min=N "
+             "with a larger N (0: no budget)")
+
+
 def advise(skip_reasons: Counter[str] | dict[str, int], *, emitted: int, wanted: int,
-           candidates: int | None = None, strategy: str | None = None) -> Advice | None:
+           candidates: int | None = None, strategy: str | None = None, stopped: str | None = None,
+           time_line: str | None = None) -> Advice | None:
     """None when the run emitted what was asked; else the funnel's dominant drop reason and what to try
-    (`strategy`, the run's own, is never suggested)."""
+    (`strategy`, the run's own, is never suggested). A run `stopped` by its time budget says where its
+    time went (`time_line`, budget.TimeReport.line) instead."""
     if emitted >= wanted:
         return None
+    if stopped and stopped.startswith("time budget"):
+        meaning = f"the time budget ran out ({time_line})" if time_line else "the time budget ran out"
+        return Advice(emitted=emitted, wanted=wanted, reason=TIME_SPENT, count=0, meaning=meaning, try_=_TIME_TRY,
+                      line=f"emitted {emitted} of {wanted}: {meaning}. To try: {_TIME_TRY}")
     drops = {k: v for k, v in dict(skip_reasons).items() if v and k not in _NOT_DROPS}
     candidate_drops = {k: v for k, v in drops.items() if not k.startswith("function: ")}
     if candidates == 0 or not candidate_drops:

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv.pysource.functions import FunctionRecord
 
 # History: 1 = first version. 2 = test_files (the test files a real change touched; issue 33); version-1
-# rows read with none.
-CANDIDATE_SCHEMA_VERSION = 2
+# rows read with none. 3 = seconds per stage and the `deferred` status (issue 34); older rows read with none.
+CANDIDATE_SCHEMA_VERSION = 3
 
 
 class SkipReason(str, Enum):
@@ -121,7 +121,9 @@ class Candidate(BaseModel):
     gates: list[GateResult] = Field(default_factory=list)
     killed: bool | None = Field(None, description="Whether the covering tests notice B.")
     baseline: BaselineCoverage | None = None
-    status: Literal["pending", "kept", "dropped", "emitted"] = "pending"
+    # deferred: the run's time budget could not afford its next stage; undecided, so a rerun tries it again.
+    status: Literal["pending", "kept", "dropped", "emitted", "deferred"] = "pending"
+    seconds: dict[str, float] = Field(default_factory=dict, description="Wall seconds per stage (gates, oracle, ...).")
     skip_reason: str | None = None
     task_id: str | None = None
 

@@ -25,11 +25,17 @@ class TestSynthesisOptions(BaseModel):
 
     # --- what to mine ---------------------------------------------------------------------------
     limit: int = Field(50, ge=1, description="Most tasks to emit (bounds emitted tasks, not candidates tried).")
-    # Issue 34, item 1: a slow suite must not turn a run into an open-ended wait. Past the budget no new
-    # candidate (or commit) is started; what is in flight finishes, and a rerun with a larger budget goes
-    # on where this one stopped (the journal).
+    # Issue 34, item 1: a slow suite must not turn a run into an open-ended wait. The budget counts from
+    # the run's start (environment and baseline included). Past it no new candidate (or commit) starts, and
+    # a candidate whose next stage the time left cannot afford is deferred (budget.py); a rerun goes on where
+    # this one stopped (the journal). The default leaves two minutes of a 20-minute slot to clone and write.
     time_budget_min: float = Field(
-        0, ge=0, description="Stop starting new candidates after this many minutes of the run (0: no budget); a rerun continues.")
+        18, ge=0, description="Minutes a run may spend (environment and baseline included; 0: no budget); "
+                              "what is left is deferred and a rerun continues.")
+    # One candidate's synthesis (oracle, the whole suite on A and B, siblings, twins, validation) normally
+    # takes well under a minute; one that has used this much is dropped (a rerun would spend it again).
+    candidate_budget_sec: float = Field(
+        600, ge=0, description="Seconds one candidate's synthesis may take before it is dropped (0: no share).")
     # Real history first, then mutants to fill `limit` (issue 33: `commit_pair` alone, the default before,
     # made 0 of 5 tasks on click and requests). A plain directory has no history: mutants fill it all.
     strategy: Strategy = Field(

@@ -26,6 +26,7 @@ from repo2rlenv.dataset.dedup import load_report, merge_duplicates
 from repo2rlenv.dataset.manifest import write_manifest
 from repo2rlenv.pipelines.base import PipelineResult, RunContext
 from repo2rlenv.pipelines.test_synthesis.advice import advise
+from repo2rlenv.pipelines.test_synthesis.budget import DEFERRED, Clock, SlowItem, TimeReport, slowest
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, SkipReason
 from repo2rlenv.pipelines.test_synthesis.commit_driver import judge_at_commits, split_pairs, task_ref
 from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import SEVERAL_GATE
@@ -141,8 +142,25 @@ class TestSynthesisPipeline:
         rep = ctx.reporter
         result = PipelineResult()
         # From the run's start: the environment and the baseline spend the budget too.
-        self._budget_min = options.time_budget_min
-        self._deadline = time.monotonic() + 60 * options.time_budget_min if options.time_budget_min else None
+        self._clock = Clock(options.time_budget_min)
+        self._started = time.monotonic()
+        self._baseline: BaselineReport | None = None
+        self._decided: list[Candidate] = []  # every candidate decided so far, for where the time went
+        try:
+            return self._run(ctx, options, result)
+        except KeyboardInterrupt:
+            # Interrupted (Ctrl-C, or SIGTERM through the CLI): the journal already holds every decision, so
+            # a rerun continues; summary.json says how far this run got and where its time went.
+            result.details["stopped"] = "interrupted; a rerun continues"
+            report = self._time_report(ctx)
+            result.details["time"] = report.model_dump()
+            ctx.reporter.warn(f"interrupted after {report.line()}")
+            ctx.out_dir.mkdir(parents=True, exist_ok=True)
+            atomic.write_text(ctx.out_dir / "summary.json", json.dumps(result.to_json(), indent=2, sort_keys=True))
+            raise
+
+    def _run(self, ctx: RunContext, options: TestSynthesisOptions, result: PipelineResult) -> PipelineResult:
+        rep = ctx.reporter
         ref = open_ref(ctx)
         a_dir, plan, session, runner = ref.a_dir, ref.plan, ref.session, ref.runner
         try:
@@ -154,7 +172,7 @@ class TestSynthesisPipeline:
             if exposed:
                 rep.warn(f"the project imports {', '.join(exposed)} (raw memory access): a submission can reach it "
                          f"in graded runs too; the tasks record it (native_exposed, docs/integrity.md)")
-            baseline = ref_baseline(ctx, options, ref)
+            baseline = self._baseline = ref_baseline(ctx, options, ref)
             self._report_baseline(ctx, baseline)
             if ref.dropped:
                 # Declared, not imported by the tests, and failed to install: the baseline judges the rest.
@@ -163,6 +181,7 @@ class TestSynthesisPipeline:
                 "tests": baseline.total, "stable_passing": len(baseline.stable_passing),
                 "quarantined": baseline.quarantined, "skipped": len(baseline.skipped),
                 "needs_network": len(baseline.needs_network), "collection_errors": baseline.collection_errors,
+                "set_aside": baseline.set_aside,
             }
             rep.stage(f"mining candidates ({options.strategy})", "mining")
             candidates, skipped, functions = self._mine(ctx, options, a_dir, baseline, plan.import_roots, result)
@@ -180,7 +199,7 @@ class TestSynthesisPipeline:
                 repo_slug=ctx.source.slug, ref=ctx.commit, pipeline_version=PIPELINE_VERSION,
                 base_image=plan.base_image, install=plan, validator=task_validator(ctx, options),
                 llm_client=client, gates=gates, siblings_of=_siblings_index(candidates), generated=generated,
-                pytest_plugins=plugins, native_exposed=exposed))
+                pytest_plugins=plugins, native_exposed=exposed, clock=self._clock))
             pairs, rest = split_pairs(options, candidates)
             decisions = _Decisions.load(ctx, options, ref.a_digest)
             processed: list[Candidate] = []
@@ -204,8 +223,10 @@ class TestSynthesisPipeline:
             # Made beyond the limit: only because merges freed places.
             if len(result.emitted) > options.limit:
                 result.stages[REFILLED] = min(result.stages[MERGED], len(result.emitted) - options.limit)
+            result.details["time"] = self._time_report(ctx).model_dump()
             short = advise(result.skip_reasons, emitted=distinct(result), wanted=options.limit,
-                           candidates=result.stages.get("candidates"), strategy=options.strategy)
+                           candidates=result.stages.get("candidates"), strategy=options.strategy,
+                           stopped=result.details.get("stopped"), time_line=TimeReport(**result.details["time"]).line())
             if short is not None:
                 result.details["advice"] = short.model_dump()
             with rep.in_stage("emit"):
@@ -316,6 +337,7 @@ class TestSynthesisPipeline:
                         tick(f"{cand.function.qualname}: not needed")
                         continue
                     done.append(cand)
+                    self._decided.append(cand)
                     with ctx.reporter.in_stage("synthesis"):
                         self._decide(cand, options, synth, result, per_function, tick)
                     if cand.status == "emitted":
@@ -325,15 +347,30 @@ class TestSynthesisPipeline:
 
     def _over_budget(self, ctx: RunContext, result: PipelineResult) -> bool:
         """Whether the run is past `time_budget_min` (said once, in the summary and on the console)."""
-        deadline = getattr(self, "_deadline", None)
-        if deadline is None or time.monotonic() < deadline:
+        clock = getattr(self, "_clock", None)
+        if clock is None or not clock.passed():
             return False
         if "stopped" not in result.details:
-            budget = self._budget_min
+            budget = clock.minutes
             result.details["stopped"] = f"time budget of {budget:g} min spent (time_budget_min); a rerun continues"
             ctx.reporter.warn(f"the time budget of {budget:g} min is spent: no new candidate is started "
                               "(rerun with a larger time_budget_min to continue)")
         return True
+
+    def _time_report(self, ctx: RunContext) -> TimeReport:
+        """Where the run's time went: stages, the baseline's slowest tests, the slowest candidates."""
+        def cost(c: Candidate) -> float:
+            return sum(g.duration_sec for g in c.gates) + sum(c.seconds.values())
+
+        cands = sorted(self._decided, key=cost, reverse=True)[:5]
+        worst = [SlowItem(name=f"{c.function.qualname} {c.operator or (c.commit or '')[:8]}", seconds=round(cost(c), 1),
+                          detail=", ".join(f"{k} {v:.0f}s" for k, v in sorted(c.seconds.items(), key=lambda kv: -kv[1])
+                                           if v >= 1)) for c in cands if cost(c) > 0]
+        base = self._baseline
+        return TimeReport(budget_min=self._clock.minutes, elapsed_sec=round(time.monotonic() - self._started, 1),
+                          stages_sec=ctx.reporter.seconds_by_stage(),
+                          slowest_tests=slowest(base.durations) if base is not None else [],
+                          slowest_candidates=worst)
 
     def _resume(self, cand: Candidate, prev: Candidate | None, published: bool, task_id: str,
                 result: PipelineResult, per_function: Counter[str], *, merged: bool = False) -> Candidate:
@@ -382,6 +419,8 @@ class TestSynthesisPipeline:
                 per_function[cand.function.key] += 1
         if cand.status == "dropped":
             result.skip_reasons[cand.skip_reason or "unknown"] += 1
+        if cand.status == "deferred":
+            result.stages[DEFERRED] += 1
         tick(f"{cand.function.qualname} {cand.operator or (cand.commit or '')[:8]}: {cand.status}")
 
     # --- output ---------------------------------------------------------------------------------
@@ -407,6 +446,8 @@ class TestSynthesisPipeline:
         rep.info(f"{baseline.total} tests: {len(baseline.stable_passing)} stable passing, "
                  f"{len(baseline.quarantined)} quarantined, {len(baseline.skipped)} skipped "
                  f"({baseline.duration_sec:.1f}s)")
+        for path, why in sorted(baseline.set_aside.items()):
+            rep.info(f"  set aside (slow test file, never a gate) {path}: {why}")
         if baseline.needs_network:
             rep.info(f"tests need network: {len(baseline.needs_network)} quarantined (the sandbox has none)")
         for path, why in sorted(baseline.collection_errors.items()):

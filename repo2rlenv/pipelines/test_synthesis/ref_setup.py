@@ -67,6 +67,7 @@ def ref_baseline(ctx: RunContext, options: Any, ref: RefSetup) -> BaselineReport
         if kept is not None:
             ctx.reporter.info(f"reusing the baseline of an earlier run on this tree ({kept.total} tests; "
                               "--pipeline-opt baseline_cache=false runs it again)")
+            ref.runner.set_aside = sorted(kept.set_aside)  # later runs leave out what that baseline did
             return kept
     report = run_baseline(ref.runner, reruns=options.baseline_reruns, timeout=options.suite_timeout_sec,
                           progress=ctx.reporter.info)

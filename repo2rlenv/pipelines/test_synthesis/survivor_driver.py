@@ -15,6 +15,7 @@ from typing import Callable
 
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.llm.base import ChatClient
+from repo2rlenv.pipelines.test_synthesis.budget import OVER_SHARE, CandidateTimer, Clock, Deferred, StageCosts
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult
 from repo2rlenv.pipelines.test_synthesis.emit import assemble
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for
@@ -61,6 +62,9 @@ class SynthesisContext:
     # The whole suite's baseline when `baseline` covers part of it (a commit judged on its covering tests,
     # gate/scope.py): run on demand, once an oracle exists; a Drop when the whole suite fails on A there.
     whole_suite: Callable[[], BaselineReport | Drop] | None = None
+    # The run's deadline (`time_budget_min`); none: no budget. Shared by the ref's and every commit's context.
+    clock: Clock = field(default_factory=Clock)
+    costs: StageCosts | None = None  # expected stage costs, learned as the run goes (budget.py)
 
 
 # The drop of an oracle under the `min_oracle_behaviours` floor (counted as it is in the summary).
@@ -90,55 +94,96 @@ class Synthesizer:
 
     def __init__(self, ctx: SynthesisContext):
         self.ctx = ctx
+        if ctx.costs is None:
+            ctx.costs = StageCosts(ctx.baseline.duration_sec)
         self.trials = Trials(ctx.suite, default_timeout=ctx.options.mutant_timeout_sec * 2,
                              reward_mode=ctx.options.reward_mode)
         self.test_dir = assemble.tests_dir(ctx.baseline)
 
-    def _siblings(self, cand: Candidate, test_path: str, oracle: str) -> SiblingSearch:
+    def _siblings(self, cand: Candidate, test_path: str, oracle: str, timer: CandidateTimer) -> SiblingSearch:
         ctx = self.ctx
         if ctx.gates is None or ctx.siblings_of is None:
             return SiblingSearch(oracle=oracle)
-        return find_siblings(cand, oracle, ctx.siblings_of(cand), gates=ctx.gates,
-                             probe=_SiblingOracle(self.trials, ctx, test_path), options=ctx.options)
+        # What must follow the search (twins, then publishing) keeps its time: the search stops before it.
+        reserve = ctx.costs.expect("twins") + ctx.costs.expect("publish") if ctx.costs else 0.0
+
+        def go_on() -> bool:
+            return not timer.over_share() and timer.clock.affords(reserve)
+
+        search = find_siblings(cand, oracle, ctx.siblings_of(cand), gates=ctx.gates,
+                               probe=_SiblingOracle(self.trials, ctx, test_path), options=ctx.options, go_on=go_on)
+        if search.cut:
+            cand.apply(GateResult(gate="siblings cut by the time budget", passed=True,
+                                  detail=f"{len(search.siblings)} found before the search stopped"))
+        return search
 
     def synthesize(self, cand: Candidate) -> str | None:
-        """Make and publish the task for `cand`; returns its id, or None with `cand` dropped."""
-        decided = self._task(cand)
+        """Make and publish the task for `cand`; returns its id, or None with `cand` dropped or deferred."""
+        assert self.ctx.costs is not None
+        timer = CandidateTimer(self.ctx.clock, self.ctx.costs, self.ctx.options.candidate_budget_sec)
+        try:
+            decided = self._task(cand, timer)
+        finally:
+            cand.seconds.update(timer.seconds)
+        if isinstance(decided, Deferred) and decided.stage == OVER_SHARE:
+            decided = Drop(OVER_SHARE, decided.detail)  # a rerun would spend the same again: decided
+        if isinstance(decided, Deferred):
+            cand.status = "deferred"
+            cand.gates.append(GateResult(gate="deferred", passed=False, detail=decided.detail[:500]))
+            return None
         if isinstance(decided, Drop):
             cand.apply(decided)
             return None
         cand.status, cand.task_id = "emitted", decided
         return decided
 
-    def _task(self, cand: Candidate) -> str | Drop:
-        """The stages in order; the first drop ends the candidate. Passed late gates join its record."""
+    def _task(self, cand: Candidate, timer: CandidateTimer) -> str | Drop | Deferred:
+        """The stages in order; the first drop ends the candidate, and one the time left cannot afford
+        defers it. Passed late gates join its record."""
         ctx, opts = self.ctx, self.ctx.options
         test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
-        found = self._oracle(cand, test_path)
+        if (late := timer.before("oracle")) is not None:
+            return late
+        with timer.stage("oracle"):
+            found = self._oracle(cand, test_path)
         if isinstance(found, Drop):
             return found
         # After the oracle (most survivors never get one), before the siblings and twins (many runs each).
         baseline = ctx.baseline
         if ctx.whole_suite is not None:
-            whole = ctx.whole_suite()
+            if (late := timer.before("whole suite on A")) is not None:
+                return late
+            with timer.stage("whole suite on A"):
+                whole = ctx.whole_suite()
             if isinstance(whole, Drop):
                 return whole
             cand.apply(GateResult(gate="whole suite passes on A", passed=True,
                                   detail=f"{len(whole.stable_passing)} stable tests"))
             baseline = whole
-        gate = suite_on_b(cand, self.trials, baseline, opts.suite_timeout_sec)
+        if (late := timer.before("whole suite on B")) is not None:
+            return late
+        with timer.stage("whole suite on B"):
+            gate = suite_on_b(cand, self.trials, baseline, opts.suite_timeout_sec)
         cand.apply(gate)
         if isinstance(gate, Drop):
             return gate
-        search = self._siblings(cand, test_path, found.source)
-        lines = assemble.oracle_lines(cand, self.trials, test_path, search.oracle)
-        if isinstance(lines, Drop):
-            return lines
-        kinds = assemble.twin_kinds(cand, search.siblings, ctx.a_dir, self.trials, test_path, search.oracle)
+        # Siblings are optional: past the deadline the search stops with what it found (fewer siblings).
+        with timer.stage("siblings"):
+            search = self._siblings(cand, test_path, found.source, timer)
+        if (late := timer.before("twins")) is not None:
+            return late
+        with timer.stage("twins"):
+            lines = assemble.oracle_lines(cand, self.trials, test_path, search.oracle)
+            if isinstance(lines, Drop):
+                return lines
+            kinds = assemble.twin_kinds(cand, search.siblings, ctx.a_dir, self.trials, test_path, search.oracle)
         if isinstance(kinds, Drop):
             return kinds
         spec = self._spec(cand, test_path, found, search, lines, kinds)
-        return assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
+        if (late := timer.before("publish")) is not None:
+            return late
+        with timer.stage("publish"):
+            return assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
 
     def _oracle(self, cand: Candidate, test_path: str) -> OracleFound | Drop:
         """The change's own tests first (recorded either way: why they were used, or why not), then the

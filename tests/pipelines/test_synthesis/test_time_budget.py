@@ -30,3 +30,64 @@ def test_a_spent_budget_stops_new_candidates_and_a_rerun_continues(example_repo,
     second = generate()
     assert len(second.emitted) == 1
     assert "stopped" not in json.loads((out / "summary.json").read_text())
+
+
+def _generate(example_repo, out, r2e_cache, **opts):
+    config = GenerateConfig(repo=str(example_repo), out=out, sandbox="local", cache_dir=r2e_cache,
+                            pipeline_opts={"strategy": "mutation", "limit": 1, "seed": 3, **opts})
+    return run_generate(config, Reporter(quiet=True))
+
+
+@pytest.mark.slow
+def test_work_in_flight_the_time_left_cannot_afford_is_deferred_and_a_rerun_makes_it(
+        example_repo, tmp_path, r2e_cache, monkeypatch):
+    from repo2rlenv.pipelines.test_synthesis import budget
+
+    out = tmp_path / "ds"
+    # Publishing (validation) priced at a million seconds: the sibling search stops at once to keep its
+    # time, and the candidate is put back before its task is written.
+    monkeypatch.setitem(budget.FIRST_GUESS_SEC, "publish", 1e6)
+    first = _generate(example_repo, out, r2e_cache, time_budget_min=60)
+    assert first.emitted == []
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stages"][budget.DEFERRED] >= 1
+    rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
+    deferred = [r for r in rows if r["status"] == "deferred"]
+    assert deferred and all("publish is expected to take" in r["gates"][-1]["detail"] for r in deferred)
+    assert any(g["gate"] == "siblings cut by the time budget" for g in deferred[0]["gates"])
+    assert deferred[0]["seconds"]["oracle"] > 0
+    assert not list((out / "tasks").glob("*/task.toml")) if (out / "tasks").exists() else True
+    monkeypatch.setitem(budget.FIRST_GUESS_SEC, "publish", 60.0)
+    second = _generate(example_repo, out, r2e_cache, time_budget_min=60)
+    assert len(second.emitted) == 1
+
+
+@pytest.mark.slow
+def test_a_candidate_over_its_share_is_dropped_with_a_reason_and_advice(example_repo, tmp_path, r2e_cache):
+    out = tmp_path / "ds"
+    _generate(example_repo, out, r2e_cache, candidate_budget_sec=0.001)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["skip_reasons"]["over its time share (candidate_budget_sec)"] >= 1
+    assert "candidate_budget_sec" in summary["advice"]["line"]
+
+
+@pytest.mark.slow
+def test_the_summary_says_where_the_time_went_also_when_interrupted(example_repo, tmp_path, r2e_cache, monkeypatch):
+    from repo2rlenv.pipelines.test_synthesis.survivor_driver import Synthesizer
+
+    out = tmp_path / "ds"
+    _generate(example_repo, out, r2e_cache)
+    time_ = json.loads((out / "summary.json").read_text())["time"]
+    assert time_["budget_min"] == 18 and {"environment", "baseline", "mining"} <= set(time_["stages_sec"])
+    assert time_["slowest_tests"] and time_["slowest_candidates"][0]["seconds"] > 0
+
+    def interrupted(self, cand):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Synthesizer, "synthesize", interrupted)
+    (tmp_path / "ds2").mkdir()  # an --out this run did not create keeps what it wrote (generate.remove_partial_output)
+    with pytest.raises(KeyboardInterrupt):
+        _generate(example_repo, tmp_path / "ds2", r2e_cache)
+    summary = json.loads((tmp_path / "ds2" / "summary.json").read_text())
+    assert summary["stopped"] == "interrupted; a rerun continues"
+    assert "baseline" in summary["time"]["stages_sec"]

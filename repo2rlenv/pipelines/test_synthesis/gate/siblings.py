@@ -9,7 +9,7 @@ whether the oracle catches one and whether a search aimed at one extends it. It 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
@@ -47,6 +47,7 @@ class SiblingSearch:
     siblings: list[Candidate] = field(default_factory=list)
     oracle: str = ""
     inputs: list[str] = field(default_factory=list)
+    cut: bool = False  # the time budget stopped the search before it had looked at every sibling it could
 
 
 def survived(cand: Candidate) -> bool:
@@ -59,9 +60,12 @@ def _text(cand: Candidate) -> tuple[tuple[str, str], ...]:
 
 
 def find_siblings(cand: Candidate, oracle: str, others: list[Candidate], *, gates: CandidateGates,
-                  probe: SiblingOracle, options: TestSynthesisOptions) -> SiblingSearch:
+                  probe: SiblingOracle, options: TestSynthesisOptions,
+                  go_on: Callable[[], bool] = lambda: True) -> SiblingSearch:
     """Up to `options.siblings` of `others` (the function's other candidates, in try order) that survive
-    the gates and that the oracle catches, extending the oracle for a sibling it misses when allowed."""
+    the gates and that the oracle catches, extending the oracle for a sibling it misses when allowed.
+    `go_on` is asked before each chunk is gated and each sibling probed: False stops the search with
+    what it found (`cut`), as the time budget asks."""
     want = options.siblings
     if want <= 0:
         return SiblingSearch(oracle=oracle)
@@ -80,12 +84,16 @@ def find_siblings(cand: Candidate, oracle: str, others: list[Candidate], *, gate
     pending = [other for other in pool if other.status == "pending"]
     chunks = [gated] + [pending[i:i + SIBLING_CHUNK] for i in range(0, len(pending), SIBLING_CHUNK)]
     for n, chunk in enumerate(chunks):
+        if chunk and not go_on():
+            return SiblingSearch(found + spare[: want - len(found)], oracle, inputs, cut=True)
         if n:
             chunk = gates.check_many([other.model_copy(deep=True) for other in chunk])
         for other in chunk:
             text = _text(other)
             if not survived(other) or text in seen:
                 continue
+            if not go_on():
+                return SiblingSearch(found + spare[: want - len(found)], oracle, inputs, cut=True)
             caught = probe.catches(oracle, other)
             if not caught and searches > 0:
                 searches -= 1
