@@ -110,6 +110,16 @@ def test_junit_parse_fallbacks_and_outcomes():
         parse_junit("<testsuites>")
 
 
+def _local_baseline(files, request, tmp_path, make_repo):
+    """(runner, the baseline, one more whole-suite run) of `files` in the local sandbox."""
+    sandbox = _sandbox("local", request, tmp_path)
+    sandbox.prepare(make_repo(files, commit=False))
+    with sandbox.open() as session:
+        runner = SuiteRunner(session, sandbox.plan.import_roots)
+        report = run_baseline(runner, reruns=1, timeout=120)
+        return runner, report, runner.run(timeout=120)
+
+
 def test_a_unittest_suite_in_a_root_tests_py_is_collected(request, tmp_path, make_repo, tiny_package):
     # python-nameparser keeps its whole suite in ./tests.py, which pytest's default python_files skips.
     files = tiny_package("", SOURCE)
@@ -117,12 +127,7 @@ def test_a_unittest_suite_in_a_root_tests_py_is_collected(request, tmp_path, mak
     files["tests.py"] = ("import unittest\nfrom tinypkg.core import clamp\n\n\n"
                          "class ClampTests(unittest.TestCase):\n"
                          "    def test_low(self):\n        self.assertEqual(clamp(-1, 0, 5), 0)\n")
-    root = make_repo(files, commit=False)
-    sandbox = _sandbox("local", request, tmp_path)
-    sandbox.prepare(root)
-    with sandbox.open() as session:
-        runner = SuiteRunner(session, sandbox.plan.import_roots)
-        report = run_baseline(runner, reruns=1, timeout=120)
+    runner, report, _ = _local_baseline(files, request, tmp_path, make_repo)
     assert report.stable_passing == ["tests.py::ClampTests::test_low"]
     assert runner.pytest_setup.ini_overrides["python_files"] == "test_*.py *_test.py tests.py"
 
@@ -136,13 +141,7 @@ def test_a_slow_test_file_is_set_aside_and_left_out_of_every_later_run(request, 
     files = tiny_package("from tinypkg.core import clamp\n\ndef test_low():\n    assert clamp(-1, 0, 5) == 0\n", SOURCE)
     files["tests/test_slow.py"] = ("import time\n\n" + "".join(
         f"def test_slow_{i}():\n    time.sleep(0.35)\n\n" for i in range(6)))
-    root = make_repo(files, commit=False)
-    sandbox = _sandbox("local", request, tmp_path)
-    sandbox.prepare(root)
-    with sandbox.open() as session:
-        runner = SuiteRunner(session, sandbox.plan.import_roots)
-        report = run_baseline(runner, reruns=1, timeout=120)
-        again = runner.run(timeout=120)
+    _, report, again = _local_baseline(files, request, tmp_path, make_repo)
     assert list(report.set_aside) == ["tests/test_slow.py"] and "a test over its first 2" in report.set_aside[
         "tests/test_slow.py"]
     assert report.stable_passing == ["tests/test_core.py::test_low"] and report.total == 1
