@@ -150,4 +150,5 @@ class TimeReport(BaseModel):
 
 
 def slowest(durations: dict[str, float], n: int = 5) -> list[SlowItem]:
-    return [SlowItem(name=k, seconds=round(v, 2)) for k, v in sorted(durations.items(), key=lambda kv: -kv[1])[:n]]
+    top = sorted(durations.items(), key=lambda kv: -kv[1])[:n]
+    return [SlowItem(name=k, seconds=round(v, 2)) for k, v in top if round(v, 2) > 0]

@@ -365,7 +365,7 @@ class TestSynthesisPipeline:
         cands = sorted(self._decided, key=cost, reverse=True)[:5]
         worst = [SlowItem(name=f"{c.function.qualname} {c.operator or (c.commit or '')[:8]}", seconds=round(cost(c), 1),
                           detail=", ".join(f"{k} {v:.0f}s" for k, v in sorted(c.seconds.items(), key=lambda kv: -kv[1])
-                                           if v >= 1)) for c in cands if cost(c) > 0]
+                                           if v >= 1)) for c in cands if round(cost(c), 1) > 0]
         base = self._baseline
         return TimeReport(budget_min=self._clock.minutes, elapsed_sec=round(time.monotonic() - self._started, 1),
                           stages_sec=ctx.reporter.seconds_by_stage(),
