@@ -104,3 +104,10 @@ def test_a_method_of_an_object_the_fixture_filled_from_a_generator_gets_an_oracl
     assert "store.add_many(iter([{'n': 0, 'c': 'a'}, {'n': 1, 'c': 'b'}, {'n': 2, 'c': 'c'}]))" in source
     assert "store.remove([1, 2]) == [1, 2]" in source
     assert "._" not in source  # never a private attribute
+
+
+def test_a_helper_module_named_for_the_suite_is_the_suites_own():
+    from probe_names import is_test_module  # the probe's sibling files are on sys.path (conftest)
+
+    assert is_test_module("bidict_test_fixtures") and is_test_module("tests.helpers") and is_test_module("conftest")
+    assert is_test_module("my_testing") and not is_test_module("attestation") and not is_test_module("shelf.store")
