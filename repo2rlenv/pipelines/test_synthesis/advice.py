@@ -37,6 +37,8 @@ ADVICE: dict[str, tuple[str, str]] = {
                                          "read validation/ and candidates.jsonl; `repo2rlenv validate DIR` reruns them"),
     SkipReason.breaks_import.value: ("mutants break the package's import", _MORE),
     SkipReason.does_not_compile.value: ("mutants do not compile", _MORE),
+    SkipReason.import_time.value: ("the mutated functions run only when the package is imported (no test calls "
+                                   "them)", _STRATEGY),
     SkipReason.timeout_on_b.value: ("the covering tests time out on B",
                                     "--pipeline-opt mutant_timeout_sec=N allows slower tests"),
     SkipReason.duplicate.value: ("candidates duplicate earlier ones", _MORE),
@@ -69,8 +71,9 @@ ADVICE: dict[str, tuple[str, str]] = {
 _FALLBACK = ("candidates were dropped", f"{_MORE}; or {_STRATEGY}")
 _FUNCTION_FALLBACK = ("no function qualified for mutation", "run `repo2rlenv doctor --repo …`; or " + _STRATEGY)
 # Reasons the gates give (a candidate that never survived them); the rest lose survivors.
-_GATE_REASONS = {r.value for r in (SkipReason.killed, SkipReason.breaks_import, SkipReason.does_not_compile,
-                                   SkipReason.timeout_on_b, SkipReason.duplicate, SkipReason.no_change)}
+_GATE_REASONS = {r.value for r in (SkipReason.killed, SkipReason.breaks_import, SkipReason.import_time,
+                                   SkipReason.does_not_compile, SkipReason.timeout_on_b, SkipReason.duplicate,
+                                   SkipReason.no_change)}
 # Funnel entries that are not a drop: a candidate passed over because enough tasks came from its function.
 _NOT_DROPS = {SkipReason.over_limit.value}
 

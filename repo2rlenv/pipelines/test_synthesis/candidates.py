@@ -25,6 +25,7 @@ class SkipReason(str, Enum):
     no_change = "no textual change"
     does_not_compile = "mutant does not compile"
     breaks_import = "mutant breaks import"
+    import_time = "runs only at import time (no test calls it)"
     killed = "killed by existing tests"
     timeout_on_b = "covering tests time out on B"
     suite_notices_b = "the whole suite notices B"

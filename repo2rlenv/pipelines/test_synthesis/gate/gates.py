@@ -115,6 +115,13 @@ def baseline_coverage(baseline: BaselineReport, func: FunctionRecord) -> Baselin
     return BaselineCoverage(function_lines=lines, covered_lines=sorted(covered))
 
 
+def import_time_only(baseline: BaselineReport, func: FunctionRecord) -> bool:
+    """Whether the function ran while the suite ran, but only at import time (a rule-table builder, a class
+    factory in a class statement): coverage saw its lines executed outside every test's context."""
+    lines = function_lines(baseline, func)
+    return not baseline.coverage.tests_covering(func.path, lines) and bool(baseline.coverage.covered_lines(func.path, lines))
+
+
 def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str]) -> bool:
     """The host-side gates every gate runner shares: baseline coverage of the function, its covering
     tests (whole function, and the changed line), and "B compiles". False when `cand` was dropped."""
@@ -125,6 +132,11 @@ def prepare_candidate(cand: Candidate, baseline: BaselineReport, stable: set[str
     line_tests = covering(func.path, [cand.line]) & stable if cand.line else set(cand.covering_tests)
     # Fastest first, as mutmut does: gates stop at the first test that notices B.
     cand.line_tests = sorted(line_tests, key=lambda t: (baseline.durations.get(t, 0.0), t))
+    if import_time_only(baseline, func):
+        cand.apply(Drop(SkipReason.import_time, "its lines ran while the suite imported the package, inside no test: "
+                        "no test's outcome depends on it alone and no test calls it, so neither a gate nor an "
+                        "oracle can be built from the suite"))
+        return False
     for rel, text in cand.files_b.items():
         try:
             compile(text, rel, "exec")

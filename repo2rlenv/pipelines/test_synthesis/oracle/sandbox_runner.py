@@ -1,12 +1,17 @@
 """The adapter that lets the sandbox-agnostic differential oracle run its probe in a sandbox session.
 
 Each call gets a fresh copy of A (or of A with the candidate's B files written over it), so nothing one
-probe run leaves behind can change the next.
+probe run leaves behind can change the next. The pytest sessions the probe starts (harvest, check) get the
+options every run of this repo gets (`SuiteRunner.pytest_args`, through PYTEST_ADDOPTS): the repo's addopts
+minus what breaks our runs. Without them an `-n auto` in addopts runs the covering tests in xdist workers,
+where the harvester's trace function sees no call (bidict: 18 survivors, 0 calls recorded), and a `--cov`
+whose plugin is absent stops the session before any test.
 """
 
 from __future__ import annotations
 
 import posixpath
+import shlex
 import uuid
 
 from repo2rlenv.baseline.runner import SuiteRunner
@@ -36,8 +41,8 @@ class VariantRunner:
         self.session.write_files(writes)
         try:
             full = [self.session.python, *(a.replace("{scratch}", scratch) for a in argv)]
-            res = self.session.exec(full, cwd=root, env={"PYTHONPATH": self.suite.pythonpath(root)},
-                                    timeout=self.timeout)
+            env = {"PYTHONPATH": self.suite.pythonpath(root), "PYTEST_ADDOPTS": shlex.join(self.suite.pytest_args())}
+            res = self.session.exec(full, cwd=root, env=env, timeout=self.timeout)
             out = self.session.read_file(posixpath.join(scratch, "out.json"))
             if out is None and res.timed_out:
                 raise TimeoutError(f"the probe did not finish within {self.timeout:.0f}s")

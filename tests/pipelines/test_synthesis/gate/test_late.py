@@ -1,5 +1,6 @@
 """The late gate (`gate/late.py`): the repo's whole suite runs on B once, and a task whose change any
-stable-passing test notices is dropped with the reason (real pytest in the local sandbox)."""
+stable-passing test notices is dropped with the reason (real pytest in the local sandbox); a test that
+fails on A as well by then (the machine changed since the baseline) tells nothing about B."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def synth(request, tmp_path_factory):
     files = {"pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n[build-system]\n'
                                'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
              "tinypkg/__init__.py": "", "tinypkg/core.py": CORE, **FILES}
+    # A test asserting that a path outside the repo does not exist (tinydb's `test_json_invalid_directory`).
+    outside = tmp_path_factory.mktemp("outside") / "made-later"
+    files["tests/test_outside.py"] = f"import os\n\ndef test_absent():\n    assert not os.path.exists({str(outside)!r})\n"
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -42,7 +46,7 @@ def synth(request, tmp_path_factory):
         baseline = run_baseline(runner, reruns=0, timeout=120)
         trials = Trials(runner, default_timeout=60, reward_mode="gated")
         func = {f.qualname: f for f in discover_functions(root, min_loc=1)[0]}["scale"]
-        yield (lambda cand: suite_on_b(cand, trials, baseline, timeout=120)), func, baseline
+        yield (lambda cand: suite_on_b(cand, trials, baseline, timeout=120)), func, baseline, outside
 
 
 def _cand(func, new_body: str) -> Candidate:
@@ -51,24 +55,35 @@ def _cand(func, new_body: str) -> Candidate:
 
 
 def test_a_change_the_suite_misses_passes(synth):
-    gate, func, baseline = synth
+    gate, func, baseline, _ = synth
     assert "tests/test_broken_at_a.py::test_offline" in baseline.quarantined  # deselected, never read
     assert gate(_cand(func, "return x * 10 if x >= 0 else 0")) == GateResult(
-        gate="whole suite on B", passed=True, detail="2 stable tests pass on B")
+        gate="whole suite on B", passed=True, detail="3 stable tests pass on B")
 
 
 def test_a_change_another_test_file_notices_is_reported(synth):
-    gate, func, _ = synth
+    gate, func, _, _ = synth
     drop = gate(_cand(func, "return x * 10 if x < 2 else 0"))
     assert isinstance(drop, Drop) and drop.reason is SkipReason.suite_notices_b
-    assert drop.detail.startswith("1 of 2 stable tests fail on B, first tests/test_label.py::TestLabel")
+    assert drop.detail.startswith("1 of 3 stable tests fail on B, first tests/test_label.py::TestLabel")
 
 
 def test_a_change_that_breaks_a_test_module_import_is_reported(synth):
-    gate, func, _ = synth
+    gate, func, _, _ = synth
     drop = gate(_cand(func, "return x * 10\n\nraise ImportError('B')"))
-    assert isinstance(drop, Drop) and drop.detail.startswith("2 of 2 stable tests fail on B")
+    assert isinstance(drop, Drop) and drop.detail.startswith("2 of 3 stable tests fail on B")
     assert "not collected on B" in drop.detail
+
+
+def test_a_test_that_fails_on_a_too_by_then_does_not_drop_the_change(synth):
+    gate, func, _, outside = synth
+    outside.mkdir()  # what a replay in this session left behind, outside the repo's copies
+    try:
+        assert isinstance(gate(_cand(func, "return x * 10 if x >= 0 else 0")), GateResult)
+        drop = gate(_cand(func, "return x * 10 if x < 2 else 0"))  # still noticed by a test that passes on A
+        assert isinstance(drop, Drop) and "tests/test_label.py::TestLabel" in drop.detail
+    finally:
+        outside.rmdir()
 
 
 def test_the_drop_reason_is_a_skip_reason():

@@ -14,7 +14,9 @@ frames it does not ask for cost nothing more) watches each test's setup, call an
 A recorded method call carries the receiver's history up to the call (``steps``, to bring a re-created
 instance into the same state) and a few of the calls made on it afterwards (``then``: a change that does
 not show at once often shows in what the instance does next). Arguments are written as value specs at
-call time, before the call can change them.
+call time, before the call can change them; a fresh generator given to such a call (``insert_many(x for x
+in ...)`` in a fixture) is written as ``iter([...])`` of the items the call drew from it, captured as the
+generator yields them (a generator the call did not exhaust cannot be written: the history ends there).
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class Harvester:
         self.histories = {}  # id(instance) -> [step] (None once it cannot be written down)
         self.owners = {}  # id(instance) -> [(id(owner), "arg:i" | "kw:name")]: constructors it was passed to
         self.pending = {}  # id(frame) -> (id(instance), step), until the frame returns
+        self.drawn = {}  # id(generator frame) -> [item spec or None]: what a recorded step's generator yielded
+        self.stopped = False  # tracing was turned off within the current test (captures are then incomplete)
         self.codes = {}
         self.resume_offsets = {}
         self.entries = None
@@ -138,6 +142,8 @@ class Harvester:
         self.in_test = {}
         self.tries = {}
         self.pending.clear()
+        self.drawn.clear()
+        self.stopped = False
 
     def _full(self, index):
         return (
@@ -182,6 +188,9 @@ class Harvester:
     def hook(self, frame, event, arg):
         """The global trace function: sees each new frame; traces on only the frames whose return matters."""
         try:
+            if event == "call" and id(frame) in self.drawn:
+                frame.f_trace_lines = False
+                return self.drawing
             if event == "call":
                 self._on_call(frame)
                 if id(frame) in self.pending:
@@ -198,6 +207,14 @@ class Harvester:
             except Exception as exc:
                 self._skip("harvester: %s" % type(exc).__name__)
         return self.local
+
+    def drawing(self, frame, event, arg):
+        """The local trace of a captured generator: each ``return`` event is a yield (or, last, its end)."""
+        if event == "return":
+            items = self.drawn.get(id(frame))
+            if items is not None:
+                items.append(self.encoder.encode(arg))
+        return self.drawing
 
     def _on_call(self, frame):
         code = frame.f_code
@@ -217,7 +234,14 @@ class Harvester:
         item = self.pending.pop(id(frame), None)
         if item is None:
             return
-        key, step = item
+        key, step, generators = item
+        for gen, spec, frame_key in generators:
+            items = self.drawn.pop(frame_key, None)
+            # Exhausted: its last return event was its end, not a yield. Otherwise its rest is unknown.
+            if self.stopped or items is None or inspect.getgeneratorstate(gen) != inspect.GEN_CLOSED or None in items[:-1]:
+                self.histories[key] = None
+                return
+            spec["items"] = items[:-1]
         self._append(key, step)
         for owner, via in self.owners.get(key, ()):
             self._append(owner, dict(step, on=via))
@@ -287,6 +311,9 @@ class Harvester:
         if caller is not None and caller.f_code.co_argcount and caller.f_code.co_varnames[0] == "self":
             if caller.f_locals.get("self") is obj:
                 return  # the instance calling itself: part of a step already recorded
+        active = {item[0] for item in self.pending.values()}
+        if active and (key in active or any(owner in active for owner, _via in self.owners.get(key, ()))):
+            return  # made by a recorded call still running (a table writing to its storage): part of that step
         if isinstance(inspect.getattr_static(type(obj), code.co_name, None), property):
             return  # a property read (its getter runs with self): not a call a test makes
         if code.co_name.startswith("_") and not code.co_name.endswith("__"):
@@ -296,17 +323,24 @@ class Harvester:
         func = getattr(type(obj), code.co_name, None)
         func = getattr(func, "__func__", func)
         defaults = defaults_of(func) if getattr(inspect.unwrap(func), "__code__", None) is code else {}
+        self.encoder.generators = []
         try:
             args, kwargs = bind_frame(code, frame.f_locals, defaults, True, self.encoder)
         except Unbound:
             self.histories[key] = None
             return
-        self.pending[id(frame)] = (key, {"name": code.co_name, "args": args, "kwargs": kwargs, "repeat": 1})
+        finally:
+            generators, self.encoder.generators = self.encoder.generators, None
+        captured = [(gen, spec, id(gen.gi_frame)) for gen, spec in generators]
+        for _gen, _spec, frame_key in captured:
+            self.drawn[frame_key] = []
+        self.pending[id(frame)] = (key, {"name": code.co_name, "args": args, "kwargs": kwargs, "repeat": 1}, captured)
 
     def _record_entry(self, index, frame, code):
         entry = self.entries[index]
         if self._full(index):
             if self.saturated():
+                self.stopped = True
                 sys.settrace(None)  # the rest of this test adds nothing: let it run at full speed
             return
         self.tries[index] = self.tries.get(index, 0) + 1

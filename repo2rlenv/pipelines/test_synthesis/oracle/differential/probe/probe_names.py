@@ -72,10 +72,15 @@ def canonical(spec):
     return json.dumps(spec, sort_keys=True)
 
 
+TEST_WORDS = frozenset({"test", "tests", "testing"})
+
+
 def is_test_module(module):
     """Modules of the test suite (their helpers may be imported by a generated test, their tests may not)."""
     parts = str(module).split(".")
-    return any(p.startswith("test") or p == "conftest" or p.endswith("_test") for p in parts)
+    # `test_x`, `x_test`, `conftest`, and a helper named for the suite (`bidict_test_fixtures`, `my_testing`).
+    return any(p.startswith("test") or p == "conftest" or p.endswith("_test") or TEST_WORDS & set(p.split("_"))
+               for p in parts)
 
 
 def is_collectable(obj):

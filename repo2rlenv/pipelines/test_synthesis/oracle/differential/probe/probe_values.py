@@ -6,7 +6,8 @@ probe's modes as a sibling file (names and lambdas: ``probe_names.py``). The hos
 
 Inputs may be anything a test can write: literals, containers, dataclasses, named tuples, enum members,
 objects re-created by calling their class, ``range``, built-in iterators over a sequence (re-created as
-``iter([...])`` from their ``__reduce__``, which does not consume them), functions/classes/builtins by
+``iter([...])`` from their ``__reduce__``, which does not consume them), a fresh generator passed to a
+method call the harvester records (``iter([...])`` of the items that call drew from it), functions/classes/builtins by
 importable name, and lambdas whose source can be read and that use only builtins and importable names.
 Outputs are compared by value, so only by-value kinds are written for them; anything else is `opaque`.
 """
@@ -96,6 +97,9 @@ class Encoder:
         self.sources = sources if sources is not None else SourceFiles()
         self.nodes = 0
         self.failed = None
+        # While a harvester records a method call: fresh generators among its arguments, as
+        # (generator, spec) pairs; the spec's items are filled in with what the call drew from it.
+        self.generators = None
 
     def encode(self, obj):
         self.nodes = 0
@@ -165,6 +169,10 @@ class Encoder:
             return self._enc_iterator(obj, depth)
         if cls in LAZY_BUILTINS:
             return self._enc_lazy(obj, depth)
+        if cls is types.GeneratorType and self.generators is not None and inspect.getgeneratorstate(obj) == inspect.GEN_CREATED:
+            spec = {"t": "iter", "items": []}  # a generator expression a test passed: its items once drawn
+            self.generators.append((obj, spec))
+            return spec
         return self._enc_constructed(obj, depth)
 
     def _enc_lazy(self, obj, depth):
