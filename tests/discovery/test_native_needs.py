@@ -53,3 +53,24 @@ def test_the_probe_finds_ctypes_when_the_import_loads_it(tmp_path, docker_ready,
         assert session_native_needs(session, root, ["src"]) == expected
     finally:
         session.close()
+
+
+def test_the_probe_finds_what_the_suite_s_conftest_loads(tmp_path, docker_ready):
+    # urllib3: the package imports no cffi, its test/conftest.py imports trustme → cryptography → cffi, and every
+    # graded run loads that conftest: a task that refuses the module crashes on A.
+    from repo2rlenv.discovery.native_needs import conftest_files
+    from repo2rlenv.sandbox.docker import DockerSandbox
+
+    root = _project(tmp_path / "proj", "calc", "import json\n")
+    (root / "tests" / "conftest.py").write_text("import ctypes\n")
+    (root / ".venv" / "x").mkdir(parents=True)
+    (root / ".venv" / "x" / "conftest.py").write_text("raise SystemExit('not the suite')\n")
+    assert conftest_files(root) == ["tests/conftest.py"]
+    sandbox = DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
+                            limits=Limits(timeout_sec=120, memory_mb=1024, pids=256), tag_name="native-needs")
+    sandbox.prepare(root)
+    session = sandbox.open()
+    try:
+        assert session_native_needs(session, root, ["src"]) == ["_ctypes"]
+    finally:
+        session.close()

@@ -39,3 +39,13 @@ def test_without_it_the_fixture_is_missing_and_nothing_is_earned(make_task, kit)
     details = task.score()
     assert details["reward"] == 0.0
     assert "full_price" in " ".join(v["output_tail"] for v in details["variants"])
+
+
+def test_a_plugin_named_like_a_module_already_imported_does_not_crash_a_strict_suite(make_task, kit):
+    # urllib3: pytest-socket loads as `-p socket`, a module imported long before; pytest warns that it cannot
+    # rewrite it, and the repo's `filterwarnings = error` made that warning a crash of every graded run.
+    strict = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+    task = make_task(USES_FIXTURE, extra_files={PLUGIN_REL: PLUGIN, "pyproject.toml": strict},
+                     pytest_plugins=["json", "shopcalc_fixtures"])
+    details = task.score()
+    assert details["reward"] == 1.0, [v["output_tail"][-300:] for v in details["variants"]]

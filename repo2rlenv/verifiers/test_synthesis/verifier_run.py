@@ -191,6 +191,10 @@ class Runner:
             "-q", "--no-header", "--tb=short", "-o", "addopts=", f"--rootdir={dirs.ws}",
             "-o", "python_files=test_*.py *_test.py", "-o", "python_classes=Test",
             "-o", "python_functions=test", "-o", "required_plugins=",
+            # A plugin named like a module imported before it (pytest-socket is `-p socket`) draws pytest's
+            # "already imported, cannot be rewritten" warning, which a repo's `filterwarnings = error` made
+            # a crash of every run (urllib3). Only assertion messages depend on rewriting, never outcomes.
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",
         ]
         names = set()
         for rel in self.protected:

@@ -12,8 +12,10 @@ Versions 1-2 are the verifiers of the tasks made before this field existed: thei
 version at all (read as absent). 3 is the first recorded version. 4: the barrier without ctypes
 (`_r2e_kernel`), memory primitives refused unless the target needs them (config schema 6). 5: the
 `opaque` twin kind (defence in depth against code that is read; the barrier already refuses reading it,
-so no integrity fix: INTEGRITY_VERSION stays 4).
+so no integrity fix: INTEGRITY_VERSION stays 4). 6: graded runs ignore pytest's assertion-rewrite warning, as
+the suite's own runs always did (urllib3: `-p socket` names an already imported module, and its
+`filterwarnings = error` turned the warning into a crash of every run; no integrity change).
 """
 
-VERIFIER_VERSION = 5
+VERIFIER_VERSION = 6
 INTEGRITY_VERSION = 4
