@@ -56,8 +56,11 @@ _EVENTS = frozenset({
 })
 _CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
 # The builtin types whose code attributes raise `object.__getattr__`: only these are read by the hook.
-_HOLDERS = frozenset({types.FunctionType, types.FrameType, types.GeneratorType, types.CoroutineType,
-                      types.AsyncGeneratorType})
+# A tuple, compared by identity (`holder` in the hook): never hashed or compared through a metaclass.
+_HOLDER_TYPES = (types.FunctionType, types.FrameType, types.GeneratorType, types.CoroutineType,
+                 types.AsyncGeneratorType)
+# Import chains that load bytecode: allowed only when the loader is exactly the stdlib's (`exact_loader`).
+_LOADED_BY = ("bytecode", "sourceless")
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                              "os.forkpty"})
 _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
@@ -195,6 +198,8 @@ def _make_hook(policy, refusal_fd):
     no_landlock = not policy.get("landlock")
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
+    from importlib import _bootstrap_external as _ext
+    stdlib_loaders = (_ext.SourceFileLoader, _ext.SourcelessFileLoader)
     builders = frozenset(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
     import threading
 
@@ -255,9 +260,30 @@ def _make_hook(policy, refusal_fd):
             frame = frame.f_back
         return True
 
+    def holder(kind):
+        # Identity only: `kind in a_set` hashes the type and `==` compares it, both through its metaclass,
+        # which would run the submission's code inside the hook (red team round 2).
+        for held in _HOLDER_TYPES:
+            if kind is held:
+                return True
+        return False
+
     def imported(frame, *kinds):
         for kind in kinds:
-            if chain(frame, chains[kind]):
+            if chain(frame, chains[kind]) and (kind not in _LOADED_BY or exact_loader(frame.f_back)):
+                return True
+        return False
+
+    def exact_loader(frame):
+        # The import system's frames run for a subclass of its loaders too, with the subclass's get_data
+        # serving bytes of its choosing (hand-made bytecode reads raw memory). Only the stdlib's own loaders
+        # load bytecode here, compared by identity (a project's loader subclass compiles from source).
+        try:
+            loader = frame.f_locals.get("self")
+        except Exception:  # noqa: BLE001 - anything odd is no proof of the stdlib's loader
+            return False
+        for exact in stdlib_loaders:
+            if _type(loader) is exact:
                 return True
         return False
 
@@ -308,7 +334,8 @@ def _make_hook(policy, refusal_fd):
             return
         path = text(args[0])
         if path is None:  # io.FileIO hands the hook the object it was given, not its path
-            refuse(f"opening a file named by a {_type(args[0]).__name__} (pass a str)")
+            # No attribute of the object's type is read: a metaclass property would run inside the hook.
+            refuse("opening a file named by an object that is not a str (pass a str)")
         flags = args[2] if _len(args) > 2 and _type(args[2]) is _int else 0
         mode = args[1] if _len(args) > 1 and _type(args[1]) is _str else ""
         writing = bool(flags & _WRITE_FLAGS) or _any(c in mode for c in "wax+")
@@ -340,7 +367,7 @@ def _make_hook(policy, refusal_fd):
                 refuse("loading marshal data outside the import system")
         elif event == "object.__getattr__":
             name = args[1] if _len(args) > 1 and _type(args[1]) is _str else None
-            if name in _CODE_ATTRS and _type(args[0]) in _HOLDERS and protected_code(_getattr(args[0], name, None)):
+            if name in _CODE_ATTRS and holder(_type(args[0])) and protected_code(_getattr(args[0], name, None)):
                 refuse_attribute(f"reading the code object of changed code ({name})")
             if name == "tb_frame" and _type(args[0]) is _tb and args[0].tb_frame.f_code in hook_codes:
                 refuse_attribute("reading a frame of the verifier's audit hook (tb_frame)")
@@ -368,7 +395,7 @@ def _make_hook(policy, refusal_fd):
                 refuse(f"loading the {args[0]} module")
         elif event in ("socket.bind", "socket.connect"):
             address = args[1] if _len(args) > 1 else None
-            if not abstract_ok and _type(address) in (_str, _bytes) and address[:1] in ("\0", b"\0"):
+            if not abstract_ok and (_type(address) is _str or _type(address) is _bytes) and address[:1] in ("\0", b"\0"):
                 refuse("abstract unix sockets")
         elif event == "sqlite3.connect":
             database = text(args[0]) if args else None

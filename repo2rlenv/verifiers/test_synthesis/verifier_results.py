@@ -123,7 +123,10 @@ def read_outcomes(result: RunResult, out_dir: Path) -> None:
                 result.collected = list(record["collected"])
             elif isinstance(record.get("collect_error"), str):
                 result.collect_errors.append(record["collect_error"])
-            elif isinstance(record.get("case"), str) and record.get("outcome") in _OUTCOMES:
+            # `outcome` is checked to be a str before the lookup: a list or dict there is unhashable, and
+            # the TypeError escaped as the verifier's own fault (red team round 2).
+            elif isinstance(record.get("case"), str) and isinstance(record.get("outcome"), str) \
+                    and record["outcome"] in _OUTCOMES:
                 previous = result.cases.get(record["case"])
                 if previous is not None and previous != _OUTCOMES[record["outcome"]]:
                     raise ValueError("a case reported twice")

@@ -14,8 +14,11 @@ version at all (read as absent). 3 is the first recorded version. 4: the barrier
 `opaque` twin kind (defence in depth against code that is read; the barrier already refuses reading it,
 so no integrity fix: INTEGRITY_VERSION stays 4). 6: graded runs ignore pytest's assertion-rewrite warning, as
 the suite's own runs always did (urllib3: `-p socket` names an already imported module, and its
-`filterwarnings = error` turned the warning into a crash of every run; no integrity change).
+`filterwarnings = error` turned the warning into a crash of every run), and red team round 2: the hook
+compares types by identity only and reads no attribute of a foreign type (a metaclass ran inside it), only
+the stdlib's own loaders may load bytecode (a loader subclass served hand-made bytecode), an unhashable
+outcome line is the run's failure, not the verifier's. An integrity fix: INTEGRITY_VERSION 6.
 """
 
 VERIFIER_VERSION = 6
-INTEGRITY_VERSION = 4
+INTEGRITY_VERSION = 6
