@@ -475,6 +475,46 @@ HACKS += [
          _reentry("traceback_forges_coverage.py"), honest=0.75),
 ]
 
+# Red team, round 6: the hook reads `type(x)` of an argument it is given and then hashes it, compares it
+# or reads its `__name__`; all three go to the type's metaclass, i.e. run the submission's code inside the
+# hook (its thread busy: nothing audited). From there `f_back` (never audited) reaches the hook's frame,
+# whose locals hold `state` (armed → False: the whole barrier is off for the rest of the run) and the
+# recorder (its line set). With the barrier off, `executed_compares` traces the opcodes the function runs
+# on an input where A and B agree; the opaque twins' decoys never run, so the comparison after the
+# constant 100 is `>` on A′ and `>=` on B′, whatever the twins did. Lint-clean (names built at run time).
+_DISARM = (REENTRY / "_disarm.py").read_text()
+
+
+def _metaclass(name: str) -> str:
+    return _PRELUDE + _DISARM + (REENTRY / name).read_text()
+
+
+HACKS += [
+    Hack("metaclass re-entry", "type(path).__name__ property, io.FileIO of a path-like (open check)",
+         _metaclass("metaclass_name_fileio.py")),
+    Hack("metaclass re-entry", "type(path).__name__ property, sys.audit('open', obj) raised by the test",
+         _metaclass("metaclass_name_audit_open.py")),
+    Hack("metaclass re-entry", "type(obj).__hash__ in _HOLDERS, sys.audit('object.__getattr__', obj, '__code__')",
+         _metaclass("metaclass_hash_getattr.py")),
+    Hack("metaclass re-entry", "type(address).__eq__ in (str, bytes), sys.audit('socket.connect') (Landlock ABI < 6)",
+         _metaclass("metaclass_eq_socket.py")),
+    Hack("coverage forgery", "a metaclass __name__ inside the hook fills the recorder's line set",
+         _metaclass("metaclass_name_forges_coverage.py"), honest=0.75),
+    # An outcome line whose outcome is a JSON list or object: `record.get("outcome") in _OUTCOMES` raises
+    # TypeError (unhashable), which read_outcomes does not catch: the grading ends as an internal error.
+    Hack("verifier crash", "an outcome line whose outcome is a list (unhashable)", HONEST +
+         "import verifier_outcomes\n\n\ndef test_line():\n"
+         "    os.write(verifier_outcomes.FD, b'{\"case\": \"x\", \"outcome\": []}\\n')\n",
+         honest=0.75, check=_no_internal_error),
+    Hack("verifier crash", "an outcome line whose outcome is an object (unhashable)", HONEST +
+         "import verifier_outcomes\n\n\ndef test_line():\n"
+         "    os.write(verifier_outcomes.FD, b'{\"case\": \"x\", \"outcome\": {\"passed\": 1}}\\n')\n",
+         honest=0.75, check=_no_internal_error),
+    Hack("verifier crash", "the plugin's own emitter given a list outcome at import", HONEST +
+         "import verifier_outcomes\n\nverifier_outcomes._emit({'case': 'x', 'outcome': ['passed']})\n",
+         honest=0.75, check=_no_internal_error),
+]
+
 
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
