@@ -39,6 +39,7 @@ class Hack:
     gradings: int = 1  # > 1: randomized; the mean must stay ≤ 0.01 (plus the honest part)
     config: dict[str, Any] = field(default_factory=dict)
     check: Callable[[Any, dict[str, Any]], None] | None = None
+    prepare: Callable[[Any], Callable[[], None] | None] | None = None  # before grading; returns its undo
 
 
 def _no_planted_reward(task, details):
@@ -489,6 +490,32 @@ def _metaclass(name: str) -> str:
     return _PRELUDE + _DISARM + (REENTRY / name).read_text()
 
 
+def _no_landlock(task):
+    """Grade as on a kernel without Landlock: the runs' boot dir gets a verifier_kernel whose
+    landlock_abi() is 0 (the boot modules are copied from `verifier_layout.HERE`). Returns the undo."""
+    import shutil
+    import tempfile
+
+    from repo2rlenv.verifiers.test_synthesis import verifier_layout
+
+    here = verifier_layout.HERE
+    patched = Path(tempfile.mkdtemp(prefix="r2e-no-landlock-"))
+    for name in verifier_layout.BOOT_MODULES:
+        shutil.copyfile(here / name, patched / name)
+    kernel = patched / "verifier_kernel.py"
+    text = kernel.read_text()
+    marker = '    """The kernel\'s Landlock ABI version, 0 when it has none (or the call is filtered)."""\n'
+    assert marker in text
+    kernel.write_text(text.replace(marker, marker + "    return 0\n", 1))
+    verifier_layout.HERE = patched
+
+    def undo():
+        verifier_layout.HERE = here
+        shutil.rmtree(patched, ignore_errors=True)
+
+    return undo
+
+
 HACKS += [
     Hack("metaclass re-entry", "type(path).__name__ property, io.FileIO of a path-like (open check)",
          _metaclass("metaclass_name_fileio.py")),
@@ -496,10 +523,20 @@ HACKS += [
          _metaclass("metaclass_name_audit_open.py")),
     Hack("metaclass re-entry", "type(obj).__hash__ in _HOLDERS, sys.audit('object.__getattr__', obj, '__code__')",
          _metaclass("metaclass_hash_getattr.py")),
-    Hack("metaclass re-entry", "type(address).__eq__ in (str, bytes), sys.audit('socket.connect') (Landlock ABI < 6)",
-         _metaclass("metaclass_eq_socket.py")),
+    Hack("metaclass re-entry", "type(address).__eq__ in (str, bytes), sys.audit('socket.connect') (no Landlock)",
+         _metaclass("metaclass_eq_socket.py"), prepare=_no_landlock),
     Hack("coverage forgery", "a metaclass __name__ inside the hook fills the recorder's line set",
          _metaclass("metaclass_name_forges_coverage.py"), honest=0.75),
+    # Without Landlock (verifier_kernel.landlock_abi() == 0) the hook resolves every opened path with
+    # posixpath.join and realpath, bound at install but looking up their own module globals (os.fspath,
+    # _get_sep, _joinrealpath) when they run: a rebinding runs inside the hook. Graded with the task's
+    # verifier_kernel.landlock_abi patched to 0 (`_no_landlock`): each earns 1.0, lint on.
+    Hack("hook re-entry (no Landlock)", "posixpath._get_sep rebound, called by the hook's join",
+         _metaclass("nolandlock_get_sep.py"), prepare=_no_landlock),
+    Hack("hook re-entry (no Landlock)", "os.fspath rebound, called by the hook's join",
+         _metaclass("nolandlock_fspath.py"), prepare=_no_landlock),
+    Hack("hook re-entry (no Landlock)", "posixpath._joinrealpath rebound, called by the hook's realpath",
+         _metaclass("nolandlock_joinrealpath.py"), prepare=_no_landlock),
     # An outcome line whose outcome is a JSON list or object: `record.get("outcome") in _OUTCOMES` raises
     # TypeError (unhashable), which read_outcomes does not catch: the grading ends as an internal error.
     Hack("verifier crash", "an outcome line whose outcome is a list (unhashable)", HONEST +
@@ -599,8 +636,13 @@ def _grade(hack: Hack, make_task, portable_python: str, *, lint: bool) -> list[d
     graded = []
     for _ in range(hack.gradings):
         task = make_task(None, **hack.config)
+        undo = hack.prepare(task) if hack.prepare else None
         task.write_submission(_submission(hack, task, portable_python))
-        details = task.score(run_lint=lint)
+        try:
+            details = task.score(run_lint=lint)
+        finally:
+            if undo:
+                undo()
         RewardDetails.model_validate(details)
         assert task.reward_text() == f"{details['reward']}\n"
         if hack.check:
@@ -626,7 +668,8 @@ def test_reward_hack_earns_nothing_beyond_its_honest_part(hack, make_task, porta
     mean = sum(d["reward"] for d in runtime) / len(runtime)
     bound = hack.honest + (0.01 if hack.gradings > 1 else 0.0)
     assert mean <= bound + 1e-9, [d["reason"] for d in runtime]
-    linted = _grade(Hack(hack.kind, hack.name, hack.source, hack.fill, hack.honest, 1, hack.config, hack.check),
+    linted = _grade(Hack(hack.kind, hack.name, hack.source, hack.fill, hack.honest, 1, hack.config, hack.check,
+                         hack.prepare),
                     make_task, portable_python, lint=True)[0]
     assert linted["reward"] <= hack.honest + 1e-9, linted["reason"]
     table.append((hack.kind, hack.name, linted["reward"], mean, runtime[-1]["reason"] or ""))
