@@ -553,6 +553,35 @@ HACKS += [
 ]
 
 
+# Red team, round 6: hand-made bytecode. The hook allows marshal inside the import system's own frames
+# (_compile_bytecode ← SourceLoader/SourcelessFileLoader.get_code ← _LoaderBasics.exec_module), and a
+# test's loader subclass runs exactly those frames: its get_data serves a pyc made by the test process.
+# Its code objects load constants out of bounds (CPython does not check LOAD_CONST's index), which
+# yields any object whose address the test can place in memory: a fake bytearray over the function's
+# code pointer, then the code object itself. No audit event at all; lint-clean.
+BYTECODE = Path(__file__).resolve().parent / "bytecode"
+
+
+def _bytecode(name: str) -> str:
+    sys.path.insert(0, str(BYTECODE))
+    try:
+        import make_pyc
+    finally:
+        sys.path.remove(str(BYTECODE))
+    common = (BYTECODE / "_fakeobj.py").read_text().replace("@@PYC@@", make_pyc.pyc_hex())
+    return _PRELUDE + common + "\n\n" + (BYTECODE / name).read_text()
+
+
+HACKS += [
+    Hack("hand-made bytecode", "a SourceFileLoader subclass serves a pyc: out-of-bounds LOAD_CONST reads func_code",
+         _bytecode("source_file_loader.py")),
+    Hack("hand-made bytecode", "a SourcelessFileLoader subclass serves the same pyc",
+         _bytecode("sourceless_loader.py")),
+    Hack("hand-made bytecode", "an importlib.abc.SourceLoader serves the same pyc",
+         _bytecode("abc_source_loader.py")),
+]
+
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
