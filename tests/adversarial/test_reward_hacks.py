@@ -582,6 +582,24 @@ HACKS += [
 ]
 
 
+# Red team, round 6: read_outcomes keeps the first "collected" record, and the outcome file's descriptor
+# is open while the test module is imported (collection): a list written then wins over the plugin's.
+# Fake test ids with fake "passed" lines count as test functions: a one-test file passes
+# min_new_tests = 3 (its honest part there is 0).
+_NODE = "tests/test_r2e_0badc0de.py::"
+_FAKE_CASES = [_NODE + "test_hundred", _NODE + "test_fake_1", _NODE + "test_fake_2"]
+HACKS += [
+    Hack("collection trick", "a collected list written at import wins over the plugin's (min_new_tests)",
+         HONEST + "import json\nimport verifier_outcomes\n\nos.write(verifier_outcomes.FD, (json.dumps({'collected': "
+         + repr(_FAKE_CASES) + "}) + '\\n' + ''.join(json.dumps({'case': c, 'outcome': 'passed'}) + '\\n' for c in "
+         + repr(_FAKE_CASES[1:]) + ")).encode())\n", config={"min_new_tests": 3}),
+    Hack("collection trick", "the same through the plugin's own emitter (min_new_tests)",
+         HONEST + "import verifier_outcomes\n\nverifier_outcomes._emit({'collected': " + repr(_FAKE_CASES) + "})\n"
+         "for _case in " + repr(_FAKE_CASES[1:]) + ":\n    verifier_outcomes._emit({'case': _case, 'outcome': 'passed'})\n",
+         config={"min_new_tests": 3}),
+]
+
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
