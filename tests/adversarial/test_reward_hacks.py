@@ -39,6 +39,7 @@ class Hack:
     gradings: int = 1  # > 1: randomized; the mean must stay ≤ 0.01 (plus the honest part)
     config: dict[str, Any] = field(default_factory=dict)
     check: Callable[[Any, dict[str, Any]], None] | None = None
+    prepare: Callable[[Any], Callable[[], None] | None] | None = None  # before grading; returns its undo
 
 
 def _no_planted_reward(task, details):
@@ -475,6 +476,129 @@ HACKS += [
          _reentry("traceback_forges_coverage.py"), honest=0.75),
 ]
 
+# Red team, round 6: the hook reads `type(x)` of an argument it is given and then hashes it, compares it
+# or reads its `__name__`; all three go to the type's metaclass, i.e. run the submission's code inside the
+# hook (its thread busy: nothing audited). From there `f_back` (never audited) reaches the hook's frame,
+# whose locals hold `state` (armed → False: the whole barrier is off for the rest of the run) and the
+# recorder (its line set). With the barrier off, `executed_compares` traces the opcodes the function runs
+# on an input where A and B agree; the opaque twins' decoys never run, so the comparison after the
+# constant 100 is `>` on A′ and `>=` on B′, whatever the twins did. Lint-clean (names built at run time).
+_DISARM = (REENTRY / "_disarm.py").read_text()
+
+
+def _metaclass(name: str) -> str:
+    return _PRELUDE + _DISARM + (REENTRY / name).read_text()
+
+
+def _no_landlock(task):
+    """Grade as on a kernel without Landlock: the runs' boot dir gets a verifier_kernel whose
+    landlock_abi() is 0 (the boot modules are copied from `verifier_layout.HERE`). Returns the undo."""
+    import shutil
+    import tempfile
+
+    from repo2rlenv.verifiers.test_synthesis import verifier_layout
+
+    here = verifier_layout.HERE
+    patched = Path(tempfile.mkdtemp(prefix="r2e-no-landlock-"))
+    for name in verifier_layout.BOOT_MODULES:
+        shutil.copyfile(here / name, patched / name)
+    kernel = patched / "verifier_kernel.py"
+    text = kernel.read_text()
+    marker = '    """The kernel\'s Landlock ABI version, 0 when it has none (or the call is filtered)."""\n'
+    assert marker in text
+    kernel.write_text(text.replace(marker, marker + "    return 0\n", 1))
+    verifier_layout.HERE = patched
+
+    def undo():
+        verifier_layout.HERE = here
+        shutil.rmtree(patched, ignore_errors=True)
+
+    return undo
+
+
+HACKS += [
+    Hack("metaclass re-entry", "type(path).__name__ property, io.FileIO of a path-like (open check)",
+         _metaclass("metaclass_name_fileio.py")),
+    Hack("metaclass re-entry", "type(path).__name__ property, sys.audit('open', obj) raised by the test",
+         _metaclass("metaclass_name_audit_open.py")),
+    Hack("metaclass re-entry", "type(obj).__hash__ in _HOLDERS, sys.audit('object.__getattr__', obj, '__code__')",
+         _metaclass("metaclass_hash_getattr.py")),
+    Hack("metaclass re-entry", "type(address).__eq__ in (str, bytes), sys.audit('socket.connect') (no Landlock)",
+         _metaclass("metaclass_eq_socket.py"), prepare=_no_landlock),
+    Hack("coverage forgery", "a metaclass __name__ inside the hook fills the recorder's line set",
+         _metaclass("metaclass_name_forges_coverage.py"), honest=0.75),
+    # Without Landlock (verifier_kernel.landlock_abi() == 0) the hook resolves every opened path with
+    # posixpath.join and realpath, bound at install but looking up their own module globals (os.fspath,
+    # _get_sep, _joinrealpath) when they run: a rebinding runs inside the hook. Graded with the task's
+    # verifier_kernel.landlock_abi patched to 0 (`_no_landlock`): each earns 1.0, lint on.
+    Hack("hook re-entry (no Landlock)", "posixpath._get_sep rebound, called by the hook's join",
+         _metaclass("nolandlock_get_sep.py"), prepare=_no_landlock),
+    Hack("hook re-entry (no Landlock)", "os.fspath rebound, called by the hook's join",
+         _metaclass("nolandlock_fspath.py"), prepare=_no_landlock),
+    Hack("hook re-entry (no Landlock)", "posixpath._joinrealpath rebound, called by the hook's realpath",
+         _metaclass("nolandlock_joinrealpath.py"), prepare=_no_landlock),
+    # An outcome line whose outcome is a JSON list or object: `record.get("outcome") in _OUTCOMES` raises
+    # TypeError (unhashable), which read_outcomes does not catch: the grading ends as an internal error.
+    Hack("verifier crash", "an outcome line whose outcome is a list (unhashable)", HONEST +
+         "import verifier_outcomes\n\n\ndef test_line():\n"
+         "    os.write(verifier_outcomes.FD, b'{\"case\": \"x\", \"outcome\": []}\\n')\n",
+         honest=0.75, check=_no_internal_error),
+    Hack("verifier crash", "an outcome line whose outcome is an object (unhashable)", HONEST +
+         "import verifier_outcomes\n\n\ndef test_line():\n"
+         "    os.write(verifier_outcomes.FD, b'{\"case\": \"x\", \"outcome\": {\"passed\": 1}}\\n')\n",
+         honest=0.75, check=_no_internal_error),
+    Hack("verifier crash", "the plugin's own emitter given a list outcome at import", HONEST +
+         "import verifier_outcomes\n\nverifier_outcomes._emit({'case': 'x', 'outcome': ['passed']})\n",
+         honest=0.75, check=_no_internal_error),
+]
+
+
+# Red team, round 6: hand-made bytecode. The hook allows marshal inside the import system's own frames
+# (_compile_bytecode ← SourceLoader/SourcelessFileLoader.get_code ← _LoaderBasics.exec_module), and a
+# test's loader subclass runs exactly those frames: its get_data serves a pyc made by the test process.
+# Its code objects load constants out of bounds (CPython does not check LOAD_CONST's index), which
+# yields any object whose address the test can place in memory: a fake bytearray over the function's
+# code pointer, then the code object itself. No audit event at all; lint-clean.
+BYTECODE = Path(__file__).resolve().parent / "bytecode"
+
+
+def _bytecode(name: str) -> str:
+    sys.path.insert(0, str(BYTECODE))
+    try:
+        import make_pyc
+    finally:
+        sys.path.remove(str(BYTECODE))
+    common = (BYTECODE / "_fakeobj.py").read_text().replace("@@PYC@@", make_pyc.pyc_hex())
+    return _PRELUDE + common + "\n\n" + (BYTECODE / name).read_text()
+
+
+HACKS += [
+    Hack("hand-made bytecode", "a SourceFileLoader subclass serves a pyc: out-of-bounds LOAD_CONST reads func_code",
+         _bytecode("source_file_loader.py")),
+    Hack("hand-made bytecode", "a SourcelessFileLoader subclass serves the same pyc",
+         _bytecode("sourceless_loader.py")),
+    Hack("hand-made bytecode", "an importlib.abc.SourceLoader serves the same pyc",
+         _bytecode("abc_source_loader.py")),
+]
+
+
+# Red team, round 6: read_outcomes keeps the first "collected" record, and the outcome file's descriptor
+# is open while the test module is imported (collection): a list written then wins over the plugin's.
+# Fake test ids with fake "passed" lines count as test functions: a one-test file passes
+# min_new_tests = 3 (its honest part there is 0).
+_NODE = "tests/test_r2e_0badc0de.py::"
+_FAKE_CASES = [_NODE + "test_hundred", _NODE + "test_fake_1", _NODE + "test_fake_2"]
+HACKS += [
+    Hack("collection trick", "a collected list written at import wins over the plugin's (min_new_tests)",
+         HONEST + "import json\nimport verifier_outcomes\n\nos.write(verifier_outcomes.FD, (json.dumps({'collected': "
+         + repr(_FAKE_CASES) + "}) + '\\n' + ''.join(json.dumps({'case': c, 'outcome': 'passed'}) + '\\n' for c in "
+         + repr(_FAKE_CASES[1:]) + ")).encode())\n", config={"min_new_tests": 3}),
+    Hack("collection trick", "the same through the plugin's own emitter (min_new_tests)",
+         HONEST + "import verifier_outcomes\n\nverifier_outcomes._emit({'collected': " + repr(_FAKE_CASES) + "})\n"
+         "for _case in " + repr(_FAKE_CASES[1:]) + ":\n    verifier_outcomes._emit({'case': _case, 'outcome': 'passed'})\n",
+         config={"min_new_tests": 3}),
+]
+
 
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
@@ -559,8 +683,13 @@ def _grade(hack: Hack, make_task, portable_python: str, *, lint: bool) -> list[d
     graded = []
     for _ in range(hack.gradings):
         task = make_task(None, **hack.config)
+        undo = hack.prepare(task) if hack.prepare else None
         task.write_submission(_submission(hack, task, portable_python))
-        details = task.score(run_lint=lint)
+        try:
+            details = task.score(run_lint=lint)
+        finally:
+            if undo:
+                undo()
         RewardDetails.model_validate(details)
         assert task.reward_text() == f"{details['reward']}\n"
         if hack.check:
@@ -586,7 +715,8 @@ def test_reward_hack_earns_nothing_beyond_its_honest_part(hack, make_task, porta
     mean = sum(d["reward"] for d in runtime) / len(runtime)
     bound = hack.honest + (0.01 if hack.gradings > 1 else 0.0)
     assert mean <= bound + 1e-9, [d["reason"] for d in runtime]
-    linted = _grade(Hack(hack.kind, hack.name, hack.source, hack.fill, hack.honest, 1, hack.config, hack.check),
+    linted = _grade(Hack(hack.kind, hack.name, hack.source, hack.fill, hack.honest, 1, hack.config, hack.check,
+                         hack.prepare),
                     make_task, portable_python, lint=True)[0]
     assert linted["reward"] <= hack.honest + 1e-9, linted["reason"]
     table.append((hack.kind, hack.name, linted["reward"], mean, runtime[-1]["reason"] or ""))
