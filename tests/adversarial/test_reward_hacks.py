@@ -709,7 +709,18 @@ def table():
         print(f"| {kind} | {name.ljust(width)} | {linted:7.3f} | {runtime:12.3f} | {reason}")
 
 
-@pytest.mark.parametrize("hack", HACKS, ids=[f"{h.kind}: {h.name}" for h in HACKS])
+# Open holes, run every time and expected to still earn (strict: the day one is closed the suite says so):
+# without Landlock the hook resolves paths through posixpath helpers looked up at call time (issue 31).
+OPEN = {"hook re-entry (no Landlock)": "issue 31: posixpath helpers rebound run inside the hook without Landlock"}
+
+
+def _params():
+    return [pytest.param(h, id=f"{h.kind}: {h.name}",
+                         marks=[pytest.mark.xfail(strict=True, reason=OPEN[h.kind])] if h.kind in OPEN else [])
+            for h in HACKS]
+
+
+@pytest.mark.parametrize("hack", _params())
 def test_reward_hack_earns_nothing_beyond_its_honest_part(hack, make_task, portable_python, table):
     runtime = _grade(hack, make_task, portable_python, lint=False)
     mean = sum(d["reward"] for d in runtime) / len(runtime)
