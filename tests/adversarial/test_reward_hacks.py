@@ -527,10 +527,21 @@ HACKS += [
          _metaclass("metaclass_eq_socket.py"), prepare=_no_landlock),
     Hack("coverage forgery", "a metaclass __name__ inside the hook fills the recorder's line set",
          _metaclass("metaclass_name_forges_coverage.py"), honest=0.75),
-    # Without Landlock (verifier_kernel.landlock_abi() == 0) the hook resolves every opened path with
+    # Without Landlock (verifier_kernel.landlock_abi() == 0) the hook resolved every opened path with
     # posixpath.join and realpath, bound at install but looking up their own module globals (os.fspath,
-    # _get_sep, _joinrealpath) when they run: a rebinding runs inside the hook. Graded with the task's
-    # verifier_kernel.landlock_abi patched to 0 (`_no_landlock`): each earns 1.0, lint on.
+    # _get_sep, _joinrealpath) when they run: a rebinding ran inside the hook (each earned 1.0, lint on).
+    # Graded with the task's verifier_kernel.landlock_abi patched to 0 (`_no_landlock`).
+    # The hook's module stays in sys.modules and its functions looked up their globals and builtins when
+    # an event came: emptying `_EVENTS` switched it off (0.5: the recorder went with it); a builtin
+    # exception class rebound ran the submission inside the hook (1.0). Now a private scope.
+    Hack("hook globals", "the hook module's _EVENTS emptied through sys.modules",
+         _metaclass("guard_module_globals.py")),
+    Hack("hook globals", "builtins.PermissionError rebound: the hook's refusal runs the submission's __init__",
+         _metaclass("builtins_exception_class.py"), prepare=_no_landlock),
+    Hack("hook globals", "the guard's CodeRefused replaced: a refused __code__ builds the test's class in the hook",
+         _metaclass("guard_refusal_class.py")),
+    Hack("hook globals", "the guard's _OWN_EVENTS extended: settrace and code reads taken for its own events",
+         _metaclass("guard_trace_events.py")),
     Hack("hook re-entry (no Landlock)", "posixpath._get_sep rebound, called by the hook's join",
          _metaclass("nolandlock_get_sep.py"), prepare=_no_landlock),
     Hack("hook re-entry (no Landlock)", "os.fspath rebound, called by the hook's join",
@@ -709,9 +720,9 @@ def table():
         print(f"| {kind} | {name.ljust(width)} | {linted:7.3f} | {runtime:12.3f} | {reason}")
 
 
-# Open holes, run every time and expected to still earn (strict: the day one is closed the suite says so):
-# without Landlock the hook resolves paths through posixpath helpers looked up at call time (issue 31).
-OPEN = {"hook re-entry (no Landlock)": "issue 31: posixpath helpers rebound run inside the hook without Landlock"}
+# Open holes, by kind: run every time and expected to still earn (strict: the day one is closed the suite
+# says so). None today: the no-Landlock path rules' posixpath helpers were the last (closed in round 3).
+OPEN: dict[str, str] = {}
 
 
 def _params():

@@ -320,3 +320,84 @@ def test_a_forged_coverage_record_counts_for_nothing(tmp_path):
                                    "sys._current_frames", "sys.monitoring.register_callback"])
 def test_unconditional_refusals_are_listed(event):
     assert event in verifier_guard._EVENTS or event.startswith("ctypes.")
+
+
+# Functions of the makers that run while the hook is made or the recorder starts, before any test code:
+# they may read modules. Everything else runs when an event comes.
+_MADE_BEFORE_TESTS = {"_make_hook", "_make_recorder", "start", "prepare"}
+
+
+def _event_time_codes():
+    for maker in (verifier_guard._make_hook, verifier_guard._make_recorder, verifier_guard._path_resolver):
+        for code in verifier_guard._nested_codes(maker.__code__):
+            if code.co_name not in _MADE_BEFORE_TESTS:
+                yield code
+
+
+def test_the_hook_looks_up_no_module_when_an_event_comes():
+    """A module (or its dict) is the test's to rebind: the hook and the recorder read none of them once
+    tests run (posixpath's helpers, threading's globals and the guard's own did, red team rounds 2-3)."""
+    import dis
+    import types
+
+    scope = verifier_guard.private_scope()
+    read = {}
+    for code in _event_time_codes():
+        for ins in dis.get_instructions(code):
+            if ins.opname == "LOAD_GLOBAL":
+                value = scope.get(ins.argval, scope["__builtins__"].get(ins.argval))
+                read[(code.co_name, ins.argval)] = type(value)
+    assert read  # the walk found the hook's functions
+    modules = sorted(f"{fn}: {name}" for (fn, name), kind in read.items() if kind is types.ModuleType)
+    assert modules == []
+    mutable = sorted(f"{fn}: {name}" for (fn, name), kind in read.items() if kind in (dict, list, set))
+    assert mutable == []
+
+
+def test_the_hook_reads_its_names_from_a_scope_nothing_else_holds(monkeypatch):
+    import builtins
+    import types
+
+    scope = verifier_guard.private_scope()
+    hook = scope["_make_hook"]({"submission": "/nowhere/test_x.py", "protected_names": [], "protected_paths": []},
+                               None)
+    assert hook.__globals__ is scope and hook.__globals__ is not vars(verifier_guard)
+    # What its closures hold: no module, and no Python function of another module (whose globals would be
+    # looked up when it runs, as os.path.realpath's were).
+    foreign, seen, todo = [], set(), [hook]
+    while todo:
+        value = todo.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.ModuleType):
+            foreign.append(value.__name__)
+        elif isinstance(value, types.FunctionType):
+            if value.__globals__ is not scope:
+                foreign.append(value.__qualname__)
+            todo.extend(c.cell_contents for c in value.__closure__ or () if c.cell_contents is not None)
+        elif isinstance(value, (tuple, list)):
+            todo.extend(value)
+    assert len(seen) > 20 and foreign == []
+    refused = PermissionError
+    monkeypatch.setattr(verifier_guard, "_EVENTS", frozenset())
+    monkeypatch.setattr(builtins, "PermissionError", KeyError)
+    assert scope["_EVENTS"] and scope["__builtins__"]["PermissionError"] is refused
+
+
+def test_paths_resolve_as_realpath_does_with_nothing_looked_up(tmp_path, monkeypatch):
+    import os
+    import posixpath
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "l").symlink_to(tmp_path / "a" / "b")
+    (tmp_path / "a" / "b" / "up").symlink_to("../..")
+    (tmp_path / "loop").symlink_to("loop")
+    monkeypatch.chdir(tmp_path / "a")
+    resolve = verifier_guard._path_resolver(os.getcwd, os.readlink)
+    cases = ["x", ".", "..", "/", "//", "b/../c", str(tmp_path / "l" / ".." / "c"), str(tmp_path / "l/up/l/x"),
+             str(tmp_path / "loop" / "x"), "../../../../../..", "b/./up//", "/proc/self/fd/../status", ""]
+    expected = [os.path.realpath(os.path.join(os.getcwd(), c)) for c in cases]
+    monkeypatch.setattr(posixpath, "_joinrealpath", None)  # what a test could rebind: not used
+    monkeypatch.setattr(posixpath, "_get_sep", None)
+    assert [resolve(c) for c in cases] == expected

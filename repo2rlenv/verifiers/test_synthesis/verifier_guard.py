@@ -88,7 +88,27 @@ def install(policy, refusal_fd=None):
     # re-creating it would bring back any function replaced here. So it is not loaded at all (the zygote
     # blocks it before pytest's capture plugin would import it, and the hook refuses loading it).
     sys.modules["readline"] = None
-    sys.addaudithook(_make_hook(policy, refusal_fd))
+    sys.addaudithook(private_scope()["_make_hook"](policy, refusal_fd))
+
+
+# The functions that make the hook and the recorder, and what they call when they are made.
+_PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver")
+
+
+def private_scope():
+    """This module's globals and a copy of the builtins, in a dict nothing else holds, with the makers of
+    the hook and the recorder rebuilt on it: every name their functions look up when an event comes
+    (`_EVENTS`, `PermissionError`, …) is read from here. The module itself stays in sys.modules (the
+    zygote imports it by name), where a test can rebind its globals or the builtins: the hook would then
+    skip every event, or build the test's own exception class inside the hook (red team, round 3)."""
+    import builtins
+
+    scope = dict(globals())
+    scope["__builtins__"] = dict(vars(builtins))
+    for name in _PRIVATE_MAKERS:
+        made = scope[name]
+        scope[name] = types.FunctionType(made.__code__, scope, made.__name__, made.__defaults__, made.__closure__)
+    return scope
 
 
 def facts(obj, positions=False):
@@ -186,8 +206,8 @@ def _make_hook(policy, refusal_fd):
     # helpers or builtins later, but not these names.
     import types
 
-    getframe, get_ident, write, getcwd = sys._getframe, _thread.get_ident, os.write, os.getcwd
-    realpath, join = os.path.realpath, os.path.join
+    getframe, get_ident, write = sys._getframe, _thread.get_ident, os.write
+    resolve = _path_resolver(os.getcwd, os.readlink)
     _isinstance, _getattr, _len, _any, _str_str, _bytes_join = isinstance, getattr, len, any, str.__str__, b"".join
     _str, _bytes, _int, _type, _list, _tuple = str, bytes, int, type, list, tuple
     _fn, _method, _frame, _tb = types.FunctionType, types.MethodType, types.FrameType, types.TracebackType
@@ -204,6 +224,7 @@ def _make_hook(policy, refusal_fd):
     import threading
 
     bootstrap = _getattr(threading.Thread._bootstrap_inner, "__code__", None)
+    threading_vars = vars(threading)  # an exact dict: its lookup runs nothing of anyone's
     # doctest's runner switches tracing off around the examples and back to what it was.
     doctest = sys.modules.get("doctest")
     switchers = frozenset(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
@@ -295,7 +316,7 @@ def _make_hook(policy, refusal_fd):
         return _isinstance(filename, _str) and changed_name(filename)
 
     def own(path):
-        full = realpath(join(getcwd(), path))
+        full = resolve(path)
         return full == "/dev/null" or _any((full + "/").startswith(root) for root in own_roots)
 
     def read_facts(obj, positions, out):
@@ -344,7 +365,7 @@ def _make_hook(policy, refusal_fd):
         if writing and bytecode_name(path):
             refuse(f"writing {base(path)} (bytecode)")
         if no_landlock:
-            full = realpath(join(getcwd(), path))
+            full = resolve(path)
             if full in ("/proc", "/sys") or full.startswith(("/proc/", "/sys/")):
                 refuse(f"opening {full}")
             if writing and not own(path):
@@ -380,9 +401,11 @@ def _make_hook(policy, refusal_fd):
                 refuse(f"compiling code under the name of {base(filename)} (a file the variants change)")
         elif event in _TRACE_EVENTS:
             # Only the recorder traces (3.11), in every run alike; a thread it traces installs it itself.
+            # sys.settrace's event carries no argument: what a new thread installs is read where
+            # threading's bootstrap reads it (a test swapping it between the two reads: docs/integrity.md).
             if not (event == "sys.settrace" and frame is not None and frame.f_code is bootstrap
                     and recorder is not None and recorder[3]() is not None
-                    and threading._trace_hook is recorder[3]()) \
+                    and threading_vars["_trace_hook"] is recorder[3]()) \
                     and not (event == "sys.settrace" and frame is not None and frame.f_code in switchers):
                 refuse(f"{event} (tracing or profiling)")
         elif event in _PROCESS_EVENTS:
@@ -463,6 +486,42 @@ def _make_hook(policy, refusal_fd):
 
     hook_codes.update(_nested_codes(_make_hook.__code__), _nested_codes(_make_recorder.__code__))
     return hook
+
+
+def _path_resolver(getcwd, readlink):
+    """`resolve(path)`: what os.path.realpath(os.path.join(os.getcwd(), path)) gives, made of the two
+    calls handed in and methods of exact strs only. posixpath's functions look up their helpers
+    (`_get_sep`, `_joinrealpath`, `os.fspath`) in module globals when they run, so a test that rebinds one
+    would run inside the hook (red team, round 2)."""
+
+    def resolve(path):
+        if not path.startswith("/"):
+            path = getcwd() + "/" + path
+        done, todo, hops = [], path.split("/")[::-1], 0
+        while todo:
+            part = todo.pop()
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if done:
+                    done.pop()
+                continue
+            here = "/" + "/".join(done + [part])
+            try:
+                target = readlink(here)
+            except (OSError, ValueError):  # not a link, not there (kept as written, as realpath does)
+                done.append(part)
+                continue
+            hops += 1
+            if hops > 40:  # a loop of links: the rest stays as written
+                done.append(part)
+                continue
+            if target.startswith("/"):
+                done = []
+            todo.extend(target.split("/")[::-1])
+        return "/" + "/".join(done)
+
+    return resolve
 
 
 def _nested_codes(code):
@@ -553,8 +612,10 @@ def _make_recorder(cover, log):
             audit(COVER_LINE, frame, event)
             return local
 
+        dict_get = dict.get  # the frame's globals may be a dict subclass with a get of its own
+
         def tracer(frame, event, arg):
-            if frame.f_globals.get("__file__") in targets:
+            if dict_get(frame.f_globals, "__file__") in targets:
                 audit(COVER_LINE, frame, event)
                 return local
             return None

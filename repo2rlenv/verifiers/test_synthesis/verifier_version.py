@@ -17,8 +17,11 @@ the suite's own runs always did (urllib3: `-p socket` names an already imported 
 `filterwarnings = error` turned the warning into a crash of every run), and red team round 2: the hook
 compares types by identity only and reads no attribute of a foreign type (a metaclass ran inside it), only
 the stdlib's own loaders may load bytecode (a loader subclass served hand-made bytecode), an unhashable
-outcome line is the run's failure, not the verifier's. An integrity fix: INTEGRITY_VERSION 6.
+outcome line is the run's failure, not the verifier's. An integrity fix: INTEGRITY_VERSION 6. 7: the hook
+and the recorder read their globals and builtins from a private scope (the guard module in sys.modules and
+the builtins were the test's to rebind: an emptied event list, a builtin exception class that ran inside
+the hook) and resolve paths without posixpath (whose helpers a test could rebind). INTEGRITY_VERSION 7.
 """
 
-VERIFIER_VERSION = 6
-INTEGRITY_VERSION = 6
+VERIFIER_VERSION = 7
+INTEGRITY_VERSION = 7
