@@ -5,7 +5,7 @@
 LIST holds one repository a line (owner/name, a git URL or a local path; `#` starts a comment). For each,
 the script runs `repo2rlenv doctor` and then
 `repo2rlenv generate --pipeline-opt strategy=mutation --pipeline-opt limit=3 --sandbox docker` — no model
-and no per-repo flag — and writes DIR/corpus.md and DIR/corpus.json: repo, build backend, the stage
+and no per-repo flag; its `time_budget_min` is what doctor left of the repo's limit — and writes DIR/corpus.md and DIR/corpus.json: repo, build backend, the stage
 reached, tests, candidates, survivors, emitted and validated tasks, and the cause when a run stopped.
 Every command's output is kept under DIR/repos/<slug>/. A repo whose result.json exists is not run again
 (delete it to rerun), so an interrupted measurement resumes. `--mirror ROOT` maps owner/name to
@@ -34,6 +34,7 @@ TARGET_TASKS = 3
 STAGES = ["source", "environment", "baseline", "mining", "gates", "synthesis", "emit", "validate", "done"]
 _ERROR_LINE = re.compile(r"^error: (?:(?P<stage>[a-z]+): )?(?P<cause>.*)$")
 _GRACE_SEC = 30
+BUDGET_MARGIN_SEC = 90  # a stopping run still writes its tasks' summary and validates what it emitted
 
 
 class RepoEntry(BaseModel):
@@ -204,6 +205,13 @@ def backend_of(spec: str) -> str:
     return system.get("build-backend") or "setuptools (legacy)"
 
 
+def budget_opts(left_sec: float) -> list[str]:
+    """generate's own time budget: what doctor left of the repo's limit, less a margin for the stop itself
+    (the run then stops with what it made and says why, rather than being killed with nothing said)."""
+    minutes = max(1.0, (left_sec - BUDGET_MARGIN_SEC) / 60)
+    return ["--pipeline-opt", f"time_budget_min={minutes:.1f}"]
+
+
 def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
     """doctor, then a small generate, within `timeout` seconds in all; the row is read from their logs."""
     deadline = time.monotonic() + timeout
@@ -211,8 +219,9 @@ def measure(entry: RepoEntry, repo_dir: Path, timeout: float) -> CorpusRow:
                       "--json"], repo_dir / "doctor.log", deadline - time.monotonic())
     refused = doctor.code == 2 and "No such command" not in doctor.stderr  # bad input: generate would say the same
     if doctor.code is not None and not refused:
-        run_cli(["generate", "--repo", entry.spec, "--out", str(repo_dir / "out"), *GENERATE_OPTS, "--json"],
-                repo_dir / "generate.log", deadline - time.monotonic())
+        left = deadline - time.monotonic()
+        run_cli(["generate", "--repo", entry.spec, "--out", str(repo_dir / "out"), *GENERATE_OPTS,
+                 *budget_opts(left), "--json"], repo_dir / "generate.log", left)
     return read_row(entry, repo_dir, timeout)
 
 

@@ -125,3 +125,8 @@ def test_rerender_reads_the_causes_with_the_runs_own_limit(corpus, tmp_path: Pat
     assert corpus.main([str(listing), "--out", str(tmp_path / "out"), "--rerender", "--timeout-per-repo", "60"]) == 0
     row = corpus.CorpusRow.model_validate_json((repo_dir / "result.json").read_text())
     assert row.cause == "doctor: over the 900s limit" and row.limit == 900
+
+
+def test_generate_gets_what_doctor_left_of_the_limit_as_its_budget(corpus):
+    assert corpus.budget_opts(1200 - 200) == ["--pipeline-opt", "time_budget_min=15.2"]
+    assert corpus.budget_opts(30) == ["--pipeline-opt", "time_budget_min=1.0"]
