@@ -101,18 +101,16 @@ def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: 
 
 def _backend(dataset: Path, concurrency: int | None, warm: int, ray_address: str | None):
     """The scorer behind the service, the scores it runs at once, and where (for the start-up line)."""
+    from repo2rlenv.scoring.backend import open_scorer
+    from repo2rlenv.scoring.scorer import DEFAULT_CONCURRENCY
+
     if ray_address is None:
         from repo2rlenv.sandbox.docker import docker_client
-        from repo2rlenv.scoring.scorer import DEFAULT_CONCURRENCY, DatasetScorer
 
         docker_client()  # no daemon: one line and exit 2 before binding
         slots = concurrency or DEFAULT_CONCURRENCY
-        return DatasetScorer(dataset, concurrency=slots, warm=warm), slots, ""
-    from repo2rlenv.scoring.cluster import RayDatasetScorer
-
-    local = ray_address == "local"
-    backend = RayDatasetScorer(dataset, address=None if local else ray_address, concurrency=concurrency,
-                               warm=warm, local_slots=concurrency or 2)
+        return open_scorer(dataset, concurrency=slots, warm=warm), slots, ""
+    backend = open_scorer(dataset, ray_address=ray_address, concurrency=concurrency, warm=warm)
     # The admission bound is fixed at start: nodes that join later add capacity the service does not admit.
     nodes = backend.nodes()
     return backend, backend.slots, f" on {len(nodes)} Ray node{'s' if len(nodes) != 1 else ''}"

@@ -11,7 +11,9 @@ reward per completion, `None` where the infrastructure failed (TRL turns None in
 sample out, rather than teaching the policy that its tests scored 0).
 
 `AsyncTestReward` is the same with an `async __call__`: TRL runs async reward functions concurrently on
-its own event loop. Both pickle without their Docker connections (reopened on first use).
+its own event loop. Both pickle without their Docker connections (reopened on first use). With
+`ray_address` ("auto", "HOST:PORT", or "local") the scores run on every node of that Ray cluster that
+offers Docker (`RayDatasetScorer`) instead of this machine's Docker.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
+from repo2rlenv.scoring.backend import open_scorer
 from repo2rlenv.scoring.completion import completion_text, extract_test_file
 from repo2rlenv.scoring.models import Score
+from repo2rlenv.scoring.cluster import RayDatasetScorer
 from repo2rlenv.scoring.scorer import DEFAULT_CONCURRENCY, DatasetScorer
 
 
@@ -31,20 +35,22 @@ class TestReward:
     __test__ = False  # a class named Test… that pytest must not collect
 
     def __init__(self, dataset_dir: Path | str, *, task_column: str = "task_id",
-                 concurrency: int = DEFAULT_CONCURRENCY, warm: int = 1):
+                 concurrency: int = DEFAULT_CONCURRENCY, warm: int = 1, ray_address: str | None = None):
         self.dataset_dir = Path(dataset_dir)
         self.task_column = task_column
         self.concurrency = concurrency
         self.warm = warm
+        self.ray_address = ray_address  # `repo2rlenv.scoring.backend`: None scores on this machine
         # TRL names a reward function by `__name__` in its logs (a callable instance falls back to its class).
         self.__name__ = "repo2rlenv_tests"
         self._lock = threading.Lock()
-        self._scorer: DatasetScorer | None = None
+        self._scorer: DatasetScorer | RayDatasetScorer | None = None
 
-    def scorer(self) -> DatasetScorer:
+    def scorer(self) -> DatasetScorer | RayDatasetScorer:
         with self._lock:
             if self._scorer is None:
-                self._scorer = DatasetScorer(self.dataset_dir, concurrency=self.concurrency, warm=self.warm)
+                self._scorer = open_scorer(self.dataset_dir, ray_address=self.ray_address,
+                                           concurrency=self.concurrency, warm=self.warm)
             return self._scorer
 
     def _pairs(self, completions: Sequence[Any], columns: dict[str, Any]) -> list[tuple[str, str | None]]:

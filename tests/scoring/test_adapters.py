@@ -155,7 +155,7 @@ def test_verl_raises_rather_than_faking_a_zero(scored_dataset, rl_export, tmp_pa
 
     row = _rows(rl_export)[0]
     dead = docker.DockerClient(base_url=f"unix://{tmp_path}/none.sock", version="1.41")
-    monkeypatch.setitem(verl_adapter._scorers, "dead-dataset", DatasetScorer(scored_dataset, client=dead))
+    monkeypatch.setitem(verl_adapter._scorers, ("dead-dataset", None), DatasetScorer(scored_dataset, client=dead))
     with pytest.raises(verl_adapter.ScoringUnavailable, match="sandbox|build"):
         verl_adapter.compute_score("x", "```python\ndef test_a():\n    pass\n```", row["task_id"],
                                    dataset_dir="dead-dataset")

@@ -163,3 +163,25 @@ def test_no_node_with_the_dataset_is_one_clear_error(cluster, tmp_path):
         with pytest.raises(SandboxUnavailable, match="no Ray node can score"):
             RayDatasetScorer(tmp_path / "nowhere", address=cluster.address)
     assert not ray.is_initialized()  # the driver let go of the cluster it joined
+
+
+def test_the_trainer_adapters_score_on_the_cluster_given_its_address(cluster, scored_dataset, oracle_of):
+    from repo2rlenv.scoring import verl as verl_adapter
+    from repo2rlenv.scoring.trl import TestReward
+
+    task_id = DatasetPaths(scored_dataset).task_ids()[0]
+    oracle = oracle_of(scored_dataset, task_id)
+    reward = TestReward(scored_dataset, ray_address=cluster.address)
+    try:
+        got = reward(completions=[f"```python\n{oracle}\n```", "no code at all"], task_id=[task_id, task_id])
+        assert got == [1.0, 0.0]
+        assert isinstance(reward.scorer(), RayDatasetScorer) and sum(n.served for n in reward.scorer().nodes()) == 2
+    finally:
+        reward.close()
+    try:
+        out = verl_adapter.compute_score("x", f"```python\n{oracle}\n```", task_id, dataset_dir=str(scored_dataset),
+                                         ray_address=cluster.address)
+        assert out["score"] == 1.0
+        assert isinstance(verl_adapter._scorers[(str(scored_dataset), cluster.address)], RayDatasetScorer)
+    finally:
+        verl_adapter._scorers.pop((str(scored_dataset), cluster.address)).close()
