@@ -573,14 +573,14 @@ HACKS += [
 BYTECODE = Path(__file__).resolve().parent / "bytecode"
 
 
-def _bytecode(name: str) -> str:
+def _bytecode(name: str, folder: Path = BYTECODE) -> str:
     sys.path.insert(0, str(BYTECODE))
     try:
         import make_pyc
     finally:
         sys.path.remove(str(BYTECODE))
     common = (BYTECODE / "_fakeobj.py").read_text().replace("@@PYC@@", make_pyc.pyc_hex())
-    return _PRELUDE + common + "\n\n" + (BYTECODE / name).read_text()
+    return _PRELUDE + common + "\n\n" + (folder / name).read_text()
 
 
 HACKS += [
@@ -590,6 +590,24 @@ HACKS += [
          _bytecode("sourceless_loader.py")),
     Hack("hand-made bytecode", "an importlib.abc.SourceLoader serves the same pyc",
          _bytecode("abc_source_loader.py")),
+]
+
+
+# Red team, round 7: the exact-loader check (`exact_loader`: `type(self) is SourceFileLoader` in
+# get_code's frame) holds the loader's type, not where its data comes from. A function in the instance's
+# __dict__ shadows the class's get_data; the stdlib class itself can be patched; a subclass can assign
+# `__class__` back to the stdlib's before the bytes it served reach marshal. Each serves the hand-made pyc
+# of the round-6 rows (bytecode/_fakeobj.py: out-of-bounds LOAD_CONST → the function's code object).
+LOADER_SHADOW = Path(__file__).resolve().parent / "loader_shadow"
+HACKS += [
+    Hack("exact loader, foreign bytes", "an exact SourcelessFileLoader whose instance holds get_data",
+         _bytecode("sourceless_instance_get_data.py", LOADER_SHADOW)),
+    Hack("exact loader, foreign bytes", "an exact SourceFileLoader whose instance holds get_data and path_stats",
+         _bytecode("source_instance_attributes.py", LOADER_SHADOW)),
+    Hack("exact loader, foreign bytes", "importlib's FileLoader.get_data patched on the class for a moment",
+         _bytecode("class_method_patched.py", LOADER_SHADOW)),
+    Hack("exact loader, foreign bytes", "a subclass whose get_data assigns __class__ back to the stdlib's",
+         _bytecode("class_swapped_back.py", LOADER_SHADOW)),
 ]
 
 
@@ -722,7 +740,10 @@ def table():
 
 # Open holes, by kind: run every time and expected to still earn (strict: the day one is closed the suite
 # says so). None today: the no-Landlock path rules' posixpath helpers were the last (closed in round 3).
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    "exact loader, foreign bytes": "exact_loader checks the type of get_code's self, not where get_data's bytes "
+                                   "come from (instance attribute, patched class, __class__ swapped back)",
+}
 
 
 def _params():
