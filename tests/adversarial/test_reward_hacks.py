@@ -611,6 +611,22 @@ HACKS += [
 ]
 
 
+# Red team, round 7: the hook's "frozen" import chain (`_call_with_frames_removed` ← FrozenImporter.
+# exec_module) lets marshal load with no loader check at all. FrozenImporter.exec_module calls
+# `_imp.get_frozen_object(spec.name)` through `_call_with_frames_removed`: with that attribute of the
+# builtin `_imp` module set to `marshal.loads` (or `load`), or the same code object rebuilt as a function
+# over the test's globals, the spec's "name" is the hand-made pyc's marshal data, and exec_module runs it.
+FROZEN_CHAIN = Path(__file__).resolve().parent / "frozen_chain"
+HACKS += [
+    Hack("frozen import chain", "_imp.get_frozen_object set to marshal.loads, the spec's name is the pyc",
+         _bytecode("imp_patched.py", FROZEN_CHAIN)),
+    Hack("frozen import chain", "FrozenImporter.exec_module's code over the test's globals (its own _imp)",
+         _bytecode("foreign_globals.py", FROZEN_CHAIN)),
+    Hack("frozen import chain", "_imp.get_frozen_object set to marshal.load, the spec's name a BytesIO",
+         _bytecode("marshal_load_file.py", FROZEN_CHAIN)),
+]
+
+
 # Red team, round 6: read_outcomes keeps the first "collected" record, and the outcome file's descriptor
 # is open while the test module is imported (collection): a list written then wins over the plugin's.
 # Fake test ids with fake "passed" lines count as test functions: a one-test file passes
@@ -743,6 +759,8 @@ def table():
 OPEN: dict[str, str] = {
     "exact loader, foreign bytes": "exact_loader checks the type of get_code's self, not where get_data's bytes "
                                    "come from (instance attribute, patched class, __class__ swapped back)",
+    "frozen import chain": "the 'frozen' chain admits marshal with no loader check; _imp.get_frozen_object and "
+                           "the globals of exec_module's code are the test's",
 }
 
 
