@@ -627,6 +627,30 @@ HACKS += [
 ]
 
 
+# Red team, round 7: a code object keeps the str subclass it was compiled under as its co_filename
+# (compile, or any loader's get_code, whose file name is its get_filename's). The hook reads co_filename
+# of every code object a test asks for (`protected_code`) and looks it up in a frozenset of the changed
+# paths: the subclass's __hash__ runs inside the hook, which `disarm()` switches off (state["armed"]).
+# Then `executed_compares` reads the function's comparison (round 6's distinguisher).
+FILENAME_SUBCLASS = Path(__file__).resolve().parent / "filename_subclass"
+
+
+def _filename_subclass(name: str) -> str:
+    return _PRELUDE + _DISARM + (FILENAME_SUBCLASS / "_common.py").read_text() + (FILENAME_SUBCLASS / name).read_text()
+
+
+HACKS += [
+    Hack("co_filename subclass", "compile() under a str subclass, then __code__ of its function",
+         _filename_subclass("compile_builtin.py")),
+    Hack("co_filename subclass", "an importlib.abc.SourceLoader names its module with a str subclass (__code__)",
+         _filename_subclass("loader_function_code.py")),
+    Hack("co_filename subclass", "the same module's generator: gi_code",
+         _filename_subclass("loader_generator_code.py")),
+    Hack("co_filename subclass", "the same module's suspended generator frame: f_code",
+         _filename_subclass("loader_frame_code.py")),
+]
+
+
 # Red team, round 6: read_outcomes keeps the first "collected" record, and the outcome file's descriptor
 # is open while the test module is imported (collection): a list written then wins over the plugin's.
 # Fake test ids with fake "passed" lines count as test functions: a one-test file passes
@@ -761,6 +785,8 @@ OPEN: dict[str, str] = {
                                    "come from (instance attribute, patched class, __class__ swapped back)",
     "frozen import chain": "the 'frozen' chain admits marshal with no loader check; _imp.get_frozen_object and "
                            "the globals of exec_module's code are the test's",
+    "co_filename subclass": "protected_code hashes a code object's co_filename, which may be a str subclass "
+                            "whose __hash__ runs inside the hook",
 }
 
 
