@@ -651,6 +651,28 @@ HACKS += [
 ]
 
 
+# Red team, round 7: the hook looks names up in dicts whose keys the test can plant. A dict holding a
+# non-str key compares keys of equal hash with __eq__: a str subclass equal to (and hashed like) the name,
+# put in place of the real key, runs its __eq__ inside the hook at the lookup. `threading_vars[
+# "_trace_hook"]` (the sys.settrace check: threading's module dict), and `frame.f_locals.get("self")`
+# (exact_loader: get_code's frame's locals dict, refreshed in place, so the planted key stays).
+PLANTED_KEY = Path(__file__).resolve().parent / "planted_key"
+
+
+def _planted_key(name: str) -> str:
+    return _PRELUDE + _DISARM + (PLANTED_KEY / name).read_text()
+
+
+HACKS += [
+    Hack("planted dict key", "threading's _trace_hook key replaced by an equal str subclass; a thread starts",
+         _planted_key("threading_trace_hook.py")),
+    Hack("planted dict key", "the same key; threading's bootstrap code run as the test's function (no thread)",
+         _planted_key("threading_bootstrap_no_thread.py")),
+    Hack("planted dict key", "get_code's frame's f_locals: its 'self' key replaced, read by exact_loader",
+         _planted_key("loader_frame_locals.py")),
+]
+
+
 # Red team, round 6: read_outcomes keeps the first "collected" record, and the outcome file's descriptor
 # is open while the test module is imported (collection): a list written then wins over the plugin's.
 # Fake test ids with fake "passed" lines count as test functions: a one-test file passes
@@ -787,6 +809,8 @@ OPEN: dict[str, str] = {
                            "the globals of exec_module's code are the test's",
     "co_filename subclass": "protected_code hashes a code object's co_filename, which may be a str subclass "
                             "whose __hash__ runs inside the hook",
+    "planted dict key": "the hook looks names up in dicts the test can hold a str-subclass key in (threading's "
+                        "module dict, a frame's f_locals): its __eq__ runs inside the hook",
 }
 
 
