@@ -706,6 +706,41 @@ HACKS += [
 ]
 
 
+# Red team, round 7: the coverage record's key. The guard pops it from the job's dict, but without the
+# zygote (it did not start, or was lost: `Launcher` falls back to `python -c SOURCE once JOB`) the job's
+# JSON stays in `sys.orig_argv` and in `verifier_zygote.main`'s `argv`, up the stack. With the zygote, a
+# re-entry reaches the recorder's closure (the key's pads and the record's fd). A record signed with the
+# key counts beside the recorder's: every line of the file is covered (honest part 0.75: cov 0.5).
+KEY_LEAK = Path(__file__).resolve().parent / "key_leak"
+
+
+def _no_zygote(task):
+    """Grade as when the zygote cannot start: every run is a fresh `python -c SOURCE once JOB`."""
+    from repo2rlenv.verifiers.test_synthesis import verifier_launch
+
+    start = verifier_launch.Zygote.__dict__["start"]
+
+    def refuse(cls, *args, **kwargs):
+        raise OSError("the zygote did not start (red team: the subprocess fallback)")
+
+    verifier_launch.Zygote.start = classmethod(refuse)
+
+    def undo():
+        verifier_launch.Zygote.start = start
+
+    return undo
+
+
+HACKS += [
+    Hack("coverage key leak", "subprocess fallback: the job (and its cover key) in sys.orig_argv",
+         (KEY_LEAK / "orig_argv_cover_key.py").read_text(), honest=0.75, prepare=_no_zygote),
+    Hack("coverage key leak", "subprocess fallback: the job in verifier_zygote.main's argv, up the stack",
+         (KEY_LEAK / "main_frame_argv.py").read_text(), honest=0.75, prepare=_no_zygote),
+    Hack("coverage key leak", "zygote: the key's pads and the record's fd from the recorder's closure (re-entry)",
+         _PRELUDE + _DISARM + (KEY_LEAK / "recorder_closure_pads.py").read_text(), honest=0.75),
+]
+
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -828,6 +863,8 @@ OPEN: dict[str, str] = {
                         "module dict, a frame's f_locals): its __eq__ runs inside the hook",
     "outcome stream": "the run's outcome writer (FD, _emit, the fd) is the test's to silence during collection: "
                       "a forged collected list is then the only one",
+    "coverage key leak": "the cover key stays in sys.orig_argv and main()'s argv (subprocess fallback) and in the "
+                         "recorder's closure (any re-entry): a forged record is signed",
 }
 
 
