@@ -741,6 +741,29 @@ HACKS += [
 ]
 
 
+# Red team, round 7: the hook turns the collector off while it runs (round 5's finalizer), but an object
+# is also freed when its reference count reaches 0. exact_loader reads `frame.f_locals` of get_code's
+# frame, which writes the frame's locals back into the one dict a test can hold (get_data's f_back): a
+# value the test put there under a local's name loses its last reference inside the hook, and its
+# __del__ (or a weakref callback) runs there: `disarm()`. Any loader subclass reaches exact_loader.
+REFCOUNT_FINALIZER = Path(__file__).resolve().parent / "refcount_finalizer"
+
+
+def _refcount_finalizer(name: str) -> str:
+    return (_PRELUDE + _DISARM + (REFCOUNT_FINALIZER / "_common.py").read_text()
+            + (REFCOUNT_FINALIZER / name).read_text())
+
+
+HACKS += [
+    Hack("refcount finalizer in the hook", "a __del__ planted as get_code's 'self' in its f_locals dict",
+         _refcount_finalizer("del_in_self.py")),
+    Hack("refcount finalizer in the hook", "a weakref callback on a value planted as get_code's 'path'",
+         _refcount_finalizer("weakref_callback.py")),
+    Hack("refcount finalizer in the hook", "a __del__ planted under a local not bound yet ('data')",
+         _refcount_finalizer("del_in_unbound_local.py")),
+]
+
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -865,6 +888,8 @@ OPEN: dict[str, str] = {
                       "a forged collected list is then the only one",
     "coverage key leak": "the cover key stays in sys.orig_argv and main()'s argv (subprocess fallback) and in the "
                          "recorder's closure (any re-entry): a forged record is signed",
+    "refcount finalizer in the hook": "exact_loader's frame.f_locals refresh drops the test's planted value in "
+                                      "the hook: __del__ / weakref callbacks need no collection",
 }
 
 
