@@ -764,6 +764,41 @@ HACKS += [
 ]
 
 
+# Red team, round 7: frames under the hook that it hands out. `tb_frame` and `sys._getframe` refuse the
+# frames of `hook_codes` (what _make_hook and _make_recorder define), but the hook runs other Python
+# code: without Landlock, `resolve` (made by `_path_resolver`, outside those two), whose `getcwd()` raises
+# when the test has removed its working directory; and, in every run, the case timeout's SIGALRM handler
+# (`verifier_outcomes._on_alarm`, installed before the session), which the test can fire with setitimer
+# (not a handler: no rt_sigaction) while the hook runs, and whose frame (argument `frame`, f_back) is the
+# interrupted hook frame. From either, f_back reaches the hook's frame: state["armed"] = False.
+RESOLVER_FRAME = Path(__file__).resolve().parent / "resolver_frame"
+ALARM_FRAME = Path(__file__).resolve().parent / "alarm_frame"
+
+
+def _resolver_frame(name: str) -> str:
+    return _PRELUDE + _DISARM + (RESOLVER_FRAME / "_common.py").read_text() + (RESOLVER_FRAME / name).read_text()
+
+
+def _alarm_frame(name: str) -> str:
+    return _PRELUDE + _DISARM + (ALARM_FRAME / name).read_text() + (ALARM_FRAME / "_common.py").read_text()
+
+
+HACKS += [
+    Hack("hook frame handed out (no Landlock)", "cwd removed: getcwd() raises in resolve (open of a relative path)",
+         _resolver_frame("getcwd_open_relative.py"), prepare=_no_landlock),
+    Hack("hook frame handed out (no Landlock)", "cwd removed: getcwd() raises in resolve (os.rename's target)",
+         _resolver_frame("getcwd_rename_target.py"), prepare=_no_landlock),
+    Hack("hook frame handed out (no Landlock)", "cwd removed: getcwd() raises in resolve (os.symlink's target)",
+         _resolver_frame("getcwd_symlink_target.py"), prepare=_no_landlock),
+    Hack("hook frame handed out (case timeout)", "setitimer fires the run's SIGALRM handler in the hook (__code__ read)",
+         _alarm_frame("code_attribute_read.py")),
+    Hack("hook frame handed out (case timeout)", "the same while the hook checks an open",
+         _alarm_frame("open_write.py")),
+    Hack("hook frame handed out (case timeout)", "the same while the hook checks sys._getframe",
+         _alarm_frame("getframe_probe.py")),
+]
+
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -890,6 +925,10 @@ OPEN: dict[str, str] = {
                          "recorder's closure (any re-entry): a forged record is signed",
     "refcount finalizer in the hook": "exact_loader's frame.f_locals refresh drops the test's planted value in "
                                       "the hook: __del__ / weakref callbacks need no collection",
+    "hook frame handed out (no Landlock)": "resolve() is not among hook_codes: an exception raised in it (getcwd "
+                                           "of a removed cwd) hands out its frame, whose f_back is the hook",
+    "hook frame handed out (case timeout)": "the case timeout's SIGALRM handler runs inside the hook when the test "
+                                            "fires it (setitimer); its frame argument is the hook's frame",
 }
 
 

@@ -1,0 +1,7 @@
+
+
+def audited():
+    try:
+        member(f, name("__co", "de__"))  # object.__getattr__: the hook checks it (refused)
+    except AttributeError:
+        pass

@@ -1,0 +1,7 @@
+import tempfile
+
+SCRATCH = tempfile.mkdtemp() + "/r2e.txt"
+
+
+def audited():
+    open(SCRATCH, "w").close()  # open: the hook's open check (allowed)
