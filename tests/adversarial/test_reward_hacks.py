@@ -780,7 +780,7 @@ def _resolver_frame(name: str) -> str:
 
 
 def _alarm_frame(name: str) -> str:
-    return _PRELUDE + _DISARM + (ALARM_FRAME / name).read_text() + (ALARM_FRAME / "_common.py").read_text()
+    return _PRELUDE + _DISARM + (ALARM_FRAME / "_common.py").read_text() + (ALARM_FRAME / name).read_text()
 
 
 HACKS += [
@@ -796,6 +796,8 @@ HACKS += [
          _alarm_frame("open_write.py")),
     Hack("hook frame handed out (case timeout)", "the same while the hook checks sys._getframe",
          _alarm_frame("getframe_probe.py")),
+    Hack("hook frame handed out (case timeout)", "no frame: an alarm between busy.add and the try leaves it busy",
+         _alarm_frame("busy_left_set.py")),
 ]
 
 

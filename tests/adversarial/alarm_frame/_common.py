@@ -50,10 +50,3 @@ def fish(audited, tries=40000, budget=8.0):
         if type(exc).__name__ == "CaseTimeout" and disarm_from(exc):
             return n
     return None
-
-
-def test_discount_edges():
-    touch()
-    fish(audited)
-    assert SEEN.get("disarmed")
-    assert executed_compares() == [">"]
