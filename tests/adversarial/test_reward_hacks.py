@@ -801,6 +801,29 @@ HACKS += [
 ]
 
 
+# Red team, round 7 (stopped): the hook lets sys.settrace through from two stdlib code objects, compared
+# by identity (threading's bootstrap, doctest's DocTestRunner.run), but not their globals: rebuilt as
+# functions over the test's globals (`_trace_hook`, `sys` of its own), either installs the test's tracer.
+# The tracer still gets no code object (f_code of a changed frame is refused), so all it can pin is the
+# offsets the function executes, which the twins move: the rows pass on A and fail on A′.
+TRUSTED_CODE = Path(__file__).resolve().parent / "trusted_code"
+_OFFSETS = {"OFFSETS": "__import__('r2e_pin_helpers').traced_offsets()"}
+
+
+def _trusted_code(name: str) -> str:
+    return _PRELUDE + _DISARM + (TRUSTED_CODE / "_common.py").read_text() + (TRUSTED_CODE / name).read_text()
+
+
+HACKS += [
+    Hack("trusted code, foreign globals", "threading's bootstrap code over the test's globals installs its tracer",
+         _trusted_code("bootstrap_foreign_globals.py"), _OFFSETS),
+    Hack("trusted code, foreign globals", "DocTestRunner.run's code with a sys whose gettrace is the test's",
+         _trusted_code("doctest_foreign_sys.py"), _OFFSETS),
+    Hack("trusted code, foreign globals", "the bootstrap code as a raw new thread's function (its tracer)",
+         _trusted_code("bootstrap_in_new_thread.py"), _OFFSETS),
+]
+
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -841,6 +864,25 @@ def callback_gap():
     except LookupError:
         pass
     return seen["gt"] - seen["lt"]
+
+
+def traced_offsets():
+    seen = []
+
+    def trace(frame, event, arg):
+        if frame.f_code is not f.__code__:
+            return None
+        frame.f_trace_opcodes = True
+
+        def local(fr, ev, a):
+            if ev == "opcode":
+                seen.append(fr.f_lasti)
+            return local
+        return local
+    sys.settrace(trace)
+    f(10, 10)
+    sys.settrace(None)
+    return seen
 
 
 def traced_lines():
