@@ -573,14 +573,14 @@ HACKS += [
 BYTECODE = Path(__file__).resolve().parent / "bytecode"
 
 
-def _bytecode(name: str) -> str:
+def _bytecode(name: str, folder: Path = BYTECODE) -> str:
     sys.path.insert(0, str(BYTECODE))
     try:
         import make_pyc
     finally:
         sys.path.remove(str(BYTECODE))
     common = (BYTECODE / "_fakeobj.py").read_text().replace("@@PYC@@", make_pyc.pyc_hex())
-    return _PRELUDE + common + "\n\n" + (BYTECODE / name).read_text()
+    return _PRELUDE + common + "\n\n" + (folder / name).read_text()
 
 
 HACKS += [
@@ -590,6 +590,86 @@ HACKS += [
          _bytecode("sourceless_loader.py")),
     Hack("hand-made bytecode", "an importlib.abc.SourceLoader serves the same pyc",
          _bytecode("abc_source_loader.py")),
+]
+
+
+# Red team, round 7: the exact-loader check (`exact_loader`: `type(self) is SourceFileLoader` in
+# get_code's frame) holds the loader's type, not where its data comes from. A function in the instance's
+# __dict__ shadows the class's get_data; the stdlib class itself can be patched; a subclass can assign
+# `__class__` back to the stdlib's before the bytes it served reach marshal. Each serves the hand-made pyc
+# of the round-6 rows (bytecode/_fakeobj.py: out-of-bounds LOAD_CONST → the function's code object).
+LOADER_SHADOW = Path(__file__).resolve().parent / "loader_shadow"
+HACKS += [
+    Hack("exact loader, foreign bytes", "an exact SourcelessFileLoader whose instance holds get_data",
+         _bytecode("sourceless_instance_get_data.py", LOADER_SHADOW)),
+    Hack("exact loader, foreign bytes", "an exact SourceFileLoader whose instance holds get_data and path_stats",
+         _bytecode("source_instance_attributes.py", LOADER_SHADOW)),
+    Hack("exact loader, foreign bytes", "importlib's FileLoader.get_data patched on the class for a moment",
+         _bytecode("class_method_patched.py", LOADER_SHADOW)),
+    Hack("exact loader, foreign bytes", "a subclass whose get_data assigns __class__ back to the stdlib's",
+         _bytecode("class_swapped_back.py", LOADER_SHADOW)),
+]
+
+
+# Red team, round 7: the hook's "frozen" import chain (`_call_with_frames_removed` ← FrozenImporter.
+# exec_module) lets marshal load with no loader check at all. FrozenImporter.exec_module calls
+# `_imp.get_frozen_object(spec.name)` through `_call_with_frames_removed`: with that attribute of the
+# builtin `_imp` module set to `marshal.loads` (or `load`), or the same code object rebuilt as a function
+# over the test's globals, the spec's "name" is the hand-made pyc's marshal data, and exec_module runs it.
+FROZEN_CHAIN = Path(__file__).resolve().parent / "frozen_chain"
+HACKS += [
+    Hack("frozen import chain", "_imp.get_frozen_object set to marshal.loads, the spec's name is the pyc",
+         _bytecode("imp_patched.py", FROZEN_CHAIN)),
+    Hack("frozen import chain", "FrozenImporter.exec_module's code over the test's globals (its own _imp)",
+         _bytecode("foreign_globals.py", FROZEN_CHAIN)),
+    Hack("frozen import chain", "_imp.get_frozen_object set to marshal.load, the spec's name a BytesIO",
+         _bytecode("marshal_load_file.py", FROZEN_CHAIN)),
+]
+
+
+# Red team, round 7: a code object keeps the str subclass it was compiled under as its co_filename
+# (compile, or any loader's get_code, whose file name is its get_filename's). The hook reads co_filename
+# of every code object a test asks for (`protected_code`) and looks it up in a frozenset of the changed
+# paths: the subclass's __hash__ runs inside the hook, which `disarm()` switches off (state["armed"]).
+# Then `executed_compares` reads the function's comparison (round 6's distinguisher).
+FILENAME_SUBCLASS = Path(__file__).resolve().parent / "filename_subclass"
+
+
+def _filename_subclass(name: str) -> str:
+    return _PRELUDE + _DISARM + (FILENAME_SUBCLASS / "_common.py").read_text() + (FILENAME_SUBCLASS / name).read_text()
+
+
+HACKS += [
+    Hack("co_filename subclass", "compile() under a str subclass, then __code__ of its function",
+         _filename_subclass("compile_builtin.py")),
+    Hack("co_filename subclass", "an importlib.abc.SourceLoader names its module with a str subclass (__code__)",
+         _filename_subclass("loader_function_code.py")),
+    Hack("co_filename subclass", "the same module's generator: gi_code",
+         _filename_subclass("loader_generator_code.py")),
+    Hack("co_filename subclass", "the same module's suspended generator frame: f_code",
+         _filename_subclass("loader_frame_code.py")),
+]
+
+
+# Red team, round 7: the hook looks names up in dicts whose keys the test can plant. A dict holding a
+# non-str key compares keys of equal hash with __eq__: a str subclass equal to (and hashed like) the name,
+# put in place of the real key, runs its __eq__ inside the hook at the lookup. `threading_vars[
+# "_trace_hook"]` (the sys.settrace check: threading's module dict), and `frame.f_locals.get("self")`
+# (exact_loader: get_code's frame's locals dict, refreshed in place, so the planted key stays).
+PLANTED_KEY = Path(__file__).resolve().parent / "planted_key"
+
+
+def _planted_key(name: str) -> str:
+    return _PRELUDE + _DISARM + (PLANTED_KEY / name).read_text()
+
+
+HACKS += [
+    Hack("planted dict key", "threading's _trace_hook key replaced by an equal str subclass; a thread starts",
+         _planted_key("threading_trace_hook.py")),
+    Hack("planted dict key", "the same key; threading's bootstrap code run as the test's function (no thread)",
+         _planted_key("threading_bootstrap_no_thread.py")),
+    Hack("planted dict key", "get_code's frame's f_locals: its 'self' key replaced, read by exact_loader",
+         _planted_key("loader_frame_locals.py")),
 ]
 
 
@@ -608,6 +688,139 @@ HACKS += [
          HONEST + "import verifier_outcomes\n\nverifier_outcomes._emit({'collected': " + repr(_FAKE_CASES) + "})\n"
          "for _case in " + repr(_FAKE_CASES[1:]) + ":\n    verifier_outcomes._emit({'case': _case, 'outcome': 'passed'})\n",
          config={"min_new_tests": 3}),
+]
+
+
+# Red team, round 7: round 6's forged collected list now crashes the run (a second "collected" line is not
+# a plugin line), unless the plugin's own never reaches the file: its descriptor is a module global
+# (`verifier_outcomes.FD`), its writer too (`_emit`), and the fd itself can be pointed elsewhere (dup2)
+# while the module is collected. One real test function passes min_new_tests = 3 (its honest part: 0).
+OUTCOME_STREAM = Path(__file__).resolve().parent / "outcome_stream"
+HACKS += [
+    Hack("outcome stream", "verifier_outcomes.FD set to None while collected: only the forged list is written",
+         (OUTCOME_STREAM / "fd_unset_during_collection.py").read_text(), config={"min_new_tests": 3}),
+    Hack("outcome stream", "verifier_outcomes._emit wrapped to drop the plugin's collected list",
+         (OUTCOME_STREAM / "emit_filtered.py").read_text(), config={"min_new_tests": 3}),
+    Hack("outcome stream", "the outcome fd dup2'd onto /dev/null while collected, restored in the case",
+         (OUTCOME_STREAM / "fd_dup2_devnull.py").read_text(), config={"min_new_tests": 3}),
+]
+
+
+# Red team, round 7: the coverage record's key. The guard pops it from the job's dict, but without the
+# zygote (it did not start, or was lost: `Launcher` falls back to `python -c SOURCE once JOB`) the job's
+# JSON stays in `sys.orig_argv` and in `verifier_zygote.main`'s `argv`, up the stack. With the zygote, a
+# re-entry reaches the recorder's closure (the key's pads and the record's fd). A record signed with the
+# key counts beside the recorder's: every line of the file is covered (honest part 0.75: cov 0.5).
+KEY_LEAK = Path(__file__).resolve().parent / "key_leak"
+
+
+def _no_zygote(task):
+    """Grade as when the zygote cannot start: every run is a fresh `python -c SOURCE once JOB`."""
+    from repo2rlenv.verifiers.test_synthesis import verifier_launch
+
+    start = verifier_launch.Zygote.__dict__["start"]
+
+    def refuse(cls, *args, **kwargs):
+        raise OSError("the zygote did not start (red team: the subprocess fallback)")
+
+    verifier_launch.Zygote.start = classmethod(refuse)
+
+    def undo():
+        verifier_launch.Zygote.start = start
+
+    return undo
+
+
+HACKS += [
+    Hack("coverage key leak", "subprocess fallback: the job (and its cover key) in sys.orig_argv",
+         (KEY_LEAK / "orig_argv_cover_key.py").read_text(), honest=0.75, prepare=_no_zygote),
+    Hack("coverage key leak", "subprocess fallback: the job in verifier_zygote.main's argv, up the stack",
+         (KEY_LEAK / "main_frame_argv.py").read_text(), honest=0.75, prepare=_no_zygote),
+    Hack("coverage key leak", "zygote: the key's pads and the record's fd from the recorder's closure (re-entry)",
+         _PRELUDE + _DISARM + (KEY_LEAK / "recorder_closure_pads.py").read_text(), honest=0.75),
+]
+
+
+# Red team, round 7: the hook turns the collector off while it runs (round 5's finalizer), but an object
+# is also freed when its reference count reaches 0. exact_loader reads `frame.f_locals` of get_code's
+# frame, which writes the frame's locals back into the one dict a test can hold (get_data's f_back): a
+# value the test put there under a local's name loses its last reference inside the hook, and its
+# __del__ (or a weakref callback) runs there: `disarm()`. Any loader subclass reaches exact_loader.
+REFCOUNT_FINALIZER = Path(__file__).resolve().parent / "refcount_finalizer"
+
+
+def _refcount_finalizer(name: str) -> str:
+    return (_PRELUDE + _DISARM + (REFCOUNT_FINALIZER / "_common.py").read_text()
+            + (REFCOUNT_FINALIZER / name).read_text())
+
+
+HACKS += [
+    Hack("refcount finalizer in the hook", "a __del__ planted as get_code's 'self' in its f_locals dict",
+         _refcount_finalizer("del_in_self.py")),
+    Hack("refcount finalizer in the hook", "a weakref callback on a value planted as get_code's 'path'",
+         _refcount_finalizer("weakref_callback.py")),
+    Hack("refcount finalizer in the hook", "a __del__ planted under a local not bound yet ('data')",
+         _refcount_finalizer("del_in_unbound_local.py")),
+]
+
+
+# Red team, round 7: frames under the hook that it hands out. `tb_frame` and `sys._getframe` refuse the
+# frames of `hook_codes` (what _make_hook and _make_recorder define), but the hook runs other Python
+# code: without Landlock, `resolve` (made by `_path_resolver`, outside those two), whose `getcwd()` raises
+# when the test has removed its working directory; and, in every run, the case timeout's SIGALRM handler
+# (`verifier_outcomes._on_alarm`, installed before the session), which the test can fire with setitimer
+# (not a handler: no rt_sigaction) while the hook runs, and whose frame (argument `frame`, f_back) is the
+# interrupted hook frame. From either, f_back reaches the hook's frame: state["armed"] = False.
+RESOLVER_FRAME = Path(__file__).resolve().parent / "resolver_frame"
+ALARM_FRAME = Path(__file__).resolve().parent / "alarm_frame"
+
+
+def _resolver_frame(name: str) -> str:
+    return _PRELUDE + _DISARM + (RESOLVER_FRAME / "_common.py").read_text() + (RESOLVER_FRAME / name).read_text()
+
+
+def _alarm_frame(name: str) -> str:
+    return _PRELUDE + _DISARM + (ALARM_FRAME / "_common.py").read_text() + (ALARM_FRAME / name).read_text()
+
+
+HACKS += [
+    Hack("hook frame handed out (no Landlock)", "cwd removed: getcwd() raises in resolve (open of a relative path)",
+         _resolver_frame("getcwd_open_relative.py"), prepare=_no_landlock),
+    Hack("hook frame handed out (no Landlock)", "cwd removed: getcwd() raises in resolve (os.rename's target)",
+         _resolver_frame("getcwd_rename_target.py"), prepare=_no_landlock),
+    Hack("hook frame handed out (no Landlock)", "cwd removed: getcwd() raises in resolve (os.symlink's target)",
+         _resolver_frame("getcwd_symlink_target.py"), prepare=_no_landlock),
+    Hack("hook frame handed out (case timeout)", "setitimer fires the run's SIGALRM handler in the hook (__code__ read)",
+         _alarm_frame("code_attribute_read.py")),
+    Hack("hook frame handed out (case timeout)", "the same while the hook checks an open",
+         _alarm_frame("open_write.py")),
+    Hack("hook frame handed out (case timeout)", "the same while the hook checks sys._getframe",
+         _alarm_frame("getframe_probe.py")),
+    Hack("hook frame handed out (case timeout)", "no frame: an alarm between busy.add and the try leaves it busy",
+         _alarm_frame("busy_left_set.py")),
+]
+
+
+# Red team, round 7 (stopped): the hook lets sys.settrace through from two stdlib code objects, compared
+# by identity (threading's bootstrap, doctest's DocTestRunner.run), but not their globals: rebuilt as
+# functions over the test's globals (`_trace_hook`, `sys` of its own), either installs the test's tracer.
+# The tracer still gets no code object (f_code of a changed frame is refused), so all it can pin is the
+# offsets the function executes, which the twins move: the rows pass on A and fail on A′.
+TRUSTED_CODE = Path(__file__).resolve().parent / "trusted_code"
+_OFFSETS = {"OFFSETS": "__import__('r2e_pin_helpers').traced_offsets()"}
+
+
+def _trusted_code(name: str) -> str:
+    return _PRELUDE + _DISARM + (TRUSTED_CODE / "_common.py").read_text() + (TRUSTED_CODE / name).read_text()
+
+
+HACKS += [
+    Hack("trusted code, foreign globals", "threading's bootstrap code over the test's globals installs its tracer",
+         _trusted_code("bootstrap_foreign_globals.py"), _OFFSETS),
+    Hack("trusted code, foreign globals", "DocTestRunner.run's code with a sys whose gettrace is the test's",
+         _trusted_code("doctest_foreign_sys.py"), _OFFSETS),
+    Hack("trusted code, foreign globals", "the bootstrap code as a raw new thread's function (its tracer)",
+         _trusted_code("bootstrap_in_new_thread.py"), _OFFSETS),
 ]
 
 
@@ -651,6 +864,25 @@ def callback_gap():
     except LookupError:
         pass
     return seen["gt"] - seen["lt"]
+
+
+def traced_offsets():
+    seen = []
+
+    def trace(frame, event, arg):
+        if frame.f_code is not f.__code__:
+            return None
+        frame.f_trace_opcodes = True
+
+        def local(fr, ev, a):
+            if ev == "opcode":
+                seen.append(fr.f_lasti)
+            return local
+        return local
+    sys.settrace(trace)
+    f(10, 10)
+    sys.settrace(None)
+    return seen
 
 
 def traced_lines():
@@ -721,8 +953,27 @@ def table():
 
 
 # Open holes, by kind: run every time and expected to still earn (strict: the day one is closed the suite
-# says so). None today: the no-Landlock path rules' posixpath helpers were the last (closed in round 3).
-OPEN: dict[str, str] = {}
+# says so). Red team round 7 opened nine kinds (below); round 3 had closed the last before them.
+OPEN: dict[str, str] = {
+    "exact loader, foreign bytes": "exact_loader checks the type of get_code's self, not where get_data's bytes "
+                                   "come from (instance attribute, patched class, __class__ swapped back)",
+    "frozen import chain": "the 'frozen' chain admits marshal with no loader check; _imp.get_frozen_object and "
+                           "the globals of exec_module's code are the test's",
+    "co_filename subclass": "protected_code hashes a code object's co_filename, which may be a str subclass "
+                            "whose __hash__ runs inside the hook",
+    "planted dict key": "the hook looks names up in dicts the test can hold a str-subclass key in (threading's "
+                        "module dict, a frame's f_locals): its __eq__ runs inside the hook",
+    "outcome stream": "the run's outcome writer (FD, _emit, the fd) is the test's to silence during collection: "
+                      "a forged collected list is then the only one",
+    "coverage key leak": "the cover key stays in sys.orig_argv and main()'s argv (subprocess fallback) and in the "
+                         "recorder's closure (any re-entry): a forged record is signed",
+    "refcount finalizer in the hook": "exact_loader's frame.f_locals refresh drops the test's planted value in "
+                                      "the hook: __del__ / weakref callbacks need no collection",
+    "hook frame handed out (no Landlock)": "resolve() is not among hook_codes: an exception raised in it (getcwd "
+                                           "of a removed cwd) hands out its frame, whose f_back is the hook",
+    "hook frame handed out (case timeout)": "the case timeout's SIGALRM handler runs inside the hook when the test "
+                                            "fires it (setitimer); its frame argument is the hook's frame",
+}
 
 
 def _params():
