@@ -687,7 +687,7 @@ HACKS += [
     Hack("collection trick", "the same through the plugin's own emitter (min_new_tests)",
          HONEST + "import verifier_outcomes\n\nverifier_outcomes._emit({'collected': " + repr(_FAKE_CASES) + "})\n"
          "for _case in " + repr(_FAKE_CASES[1:]) + ":\n    verifier_outcomes._emit({'case': _case, 'outcome': 'passed'})\n",
-         config={"min_new_tests": 3}),
+         config={"min_new_tests": 3}, honest=0.75),
 ]
 
 
@@ -698,11 +698,17 @@ HACKS += [
 OUTCOME_STREAM = Path(__file__).resolve().parent / "outcome_stream"
 HACKS += [
     Hack("outcome stream", "verifier_outcomes.FD set to None while collected: only the forged list is written",
-         (OUTCOME_STREAM / "fd_unset_during_collection.py").read_text(), config={"min_new_tests": 3}),
+         (OUTCOME_STREAM / "fd_unset_during_collection.py").read_text(), config={"min_new_tests": 3}, honest=0.75),
     Hack("outcome stream", "verifier_outcomes._emit wrapped to drop the plugin's collected list",
-         (OUTCOME_STREAM / "emit_filtered.py").read_text(), config={"min_new_tests": 3}),
+         (OUTCOME_STREAM / "emit_filtered.py").read_text(), config={"min_new_tests": 3}, honest=0.75),
     Hack("outcome stream", "the outcome fd dup2'd onto /dev/null while collected, restored in the case",
-         (OUTCOME_STREAM / "fd_dup2_devnull.py").read_text(), config={"min_new_tests": 3}),
+         (OUTCOME_STREAM / "fd_dup2_devnull.py").read_text(), config={"min_new_tests": 3}, honest=0.75),
+    # What each forgery above buys is what two empty tests buy: min_new_tests counts cases, not good ones,
+    # and a forged case reports the same on every run (it cannot tell them apart). So their honest part is
+    # the honest case's 0.75: the stream is forgeable, and the forgery is worth padding, no more.
+    Hack("outcome stream", "control: the honest case plus two empty tests (what each forgery above equals)",
+         IMPORTS + HONEST + "def test_fake_1():\n    pass\n\n\ndef test_fake_2():\n    pass\n",
+         config={"min_new_tests": 3}, honest=0.75),
 ]
 
 
@@ -953,27 +959,11 @@ def table():
 
 
 # Open holes, by kind: run every time and expected to still earn (strict: the day one is closed the suite
-# says so). Red team round 7 opened nine kinds (below); round 3 had closed the last before them.
-OPEN: dict[str, str] = {
-    "exact loader, foreign bytes": "exact_loader checks the type of get_code's self, not where get_data's bytes "
-                                   "come from (instance attribute, patched class, __class__ swapped back)",
-    "frozen import chain": "the 'frozen' chain admits marshal with no loader check; _imp.get_frozen_object and "
-                           "the globals of exec_module's code are the test's",
-    "co_filename subclass": "protected_code hashes a code object's co_filename, which may be a str subclass "
-                            "whose __hash__ runs inside the hook",
-    "planted dict key": "the hook looks names up in dicts the test can hold a str-subclass key in (threading's "
-                        "module dict, a frame's f_locals): its __eq__ runs inside the hook",
-    "outcome stream": "the run's outcome writer (FD, _emit, the fd) is the test's to silence during collection: "
-                      "a forged collected list is then the only one",
-    "coverage key leak": "the cover key stays in sys.orig_argv and main()'s argv (subprocess fallback) and in the "
-                         "recorder's closure (any re-entry): a forged record is signed",
-    "refcount finalizer in the hook": "exact_loader's frame.f_locals refresh drops the test's planted value in "
-                                      "the hook: __del__ / weakref callbacks need no collection",
-    "hook frame handed out (no Landlock)": "resolve() is not among hook_codes: an exception raised in it (getcwd "
-                                           "of a removed cwd) hands out its frame, whose f_back is the hook",
-    "hook frame handed out (case timeout)": "the case timeout's SIGALRM handler runs inside the hook when the test "
-                                            "fires it (setitimer); its frame argument is the hook's frame",
-}
+# says so). None today: red team round 7 (the project's third with the source) opened nine kinds, closed in
+# the same stop (verifier_guard: marshal loads only a real .pyc's or a frozen module's bytes; no code object
+# is hashed and no f_locals read; the resolver's frames are the hook's; signal handlers wait until the hook
+# is off the stack. verifier_launch: the job on stdin). The outcome stream's forgery is worth padding.
+OPEN: dict[str, str] = {}
 
 
 def _params():

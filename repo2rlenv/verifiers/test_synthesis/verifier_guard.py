@@ -52,15 +52,16 @@ _EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "cpython.PyInterpreterState_New", "import",
     "sys.addaudithook", "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
     "os.forkpty", "socket.bind", "socket.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension",
-    "sqlite3.connect", "compile", "sys._current_frames", "sys._getframe", *_OWN_EVENTS,
+    "sqlite3.connect", "compile", "sys._current_frames", "sys._getframe", "object.__setattr__", *_OWN_EVENTS,
 })
 _CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
+_FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 # The builtin types whose code attributes raise `object.__getattr__`: only these are read by the hook.
 # A tuple, compared by identity (`holder` in the hook): never hashed or compared through a metaclass.
 _HOLDER_TYPES = (types.FunctionType, types.FrameType, types.GeneratorType, types.CoroutineType,
                  types.AsyncGeneratorType)
-# Import chains that load bytecode: allowed only when the loader is exactly the stdlib's (`exact_loader`).
-_LOADED_BY = ("bytecode", "sourceless")
+# Bytes from a .pyc file: the 16-byte header the import system checks, then the marshal data.
+_PYC_HEADER = 16
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                              "os.forkpty"})
 _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
@@ -92,7 +93,8 @@ def install(policy, refusal_fd=None):
 
 
 # The functions that make the hook and the recorder, and what they call when they are made.
-_PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver")
+_PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver",
+                   "_frozen_data", "_guarded_handler")
 
 
 def private_scope():
@@ -160,6 +162,7 @@ def seal(modules, state_path=None, state=None, then=None):
     for filename in [f for f in linecache.cache if os.path.basename(f) in {os.path.basename(p) for _, p in modules}]:
         linecache.cache.pop(filename, None)
     sys.dont_write_bytecode = True  # writing .pyc files is refused from here on: skip the attempts
+    guard_signal_handlers()
     if then is not None:
         then()
     if state_path is not None:
@@ -210,6 +213,7 @@ def _make_hook(policy, refusal_fd):
     resolve = _path_resolver(os.getcwd, os.readlink)
     _isinstance, _getattr, _len, _any, _str_str, _bytes_join = isinstance, getattr, len, any, str.__str__, b"".join
     _str, _bytes, _int, _type, _list, _tuple = str, bytes, int, type, list, tuple
+    _memoryview, _id = memoryview, id
     _fn, _method, _frame, _tb = types.FunctionType, types.MethodType, types.FrameType, types.TracebackType
     submission = policy["submission"]
     names = frozenset(policy["protected_names"])
@@ -218,23 +222,30 @@ def _make_hook(policy, refusal_fd):
     no_landlock = not policy.get("landlock")
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
-    from importlib import _bootstrap_external as _ext
-    stdlib_loaders = (_ext.SourceFileLoader, _ext.SourcelessFileLoader)
-    builders = frozenset(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
+    # What marshal may load once armed: the interpreter's own frozen modules' data (3.13 raises the event for
+    # them), or the bytes of the .pyc file this thread last opened, as the hook reads them itself. Whoever
+    # serves the bytes (a loader subclass, an instance attribute, a patched `_imp`), they must be a real
+    # .pyc's, and no run can write one (red team round 3: the loader's type proved nothing).
+    frozen_data = _frozen_data()
+    last_pyc = {}  # thread ident → path of the .pyc it last opened for reading
+    os_open, os_read, os_close, read_only = os.open, os.read, os.close, os.O_RDONLY
+    guarded_code = _guarded_handler.__code__
+    builders = tuple(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
     import threading
 
     bootstrap = _getattr(threading.Thread._bootstrap_inner, "__code__", None)
-    threading_vars = vars(threading)  # an exact dict: its lookup runs nothing of anyone's
     # doctest's runner switches tracing off around the examples and back to what it was.
     doctest = sys.modules.get("doctest")
-    switchers = frozenset(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
-                                               "__code__", None),) if c is not None)
+    switchers = tuple(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
+                                            "__code__", None),) if c is not None)
     # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
     # file of that name of its own).
     unsealed = set(names)
     state = {"armed": False, "logged": 0}
     busy = set()
-    hook_codes = set()  # every code object of the hook and the recorder: their frames are never handed out
+    # id → every code object of the hook, the recorder and the path resolver: their frames are never handed
+    # out. Looked up by id (an int), never by the code object, whose hash reads its constants.
+    hook_codes = {}
     import gc
 
     gc_enabled, gc_disable, gc_enable = gc.isenabled, gc.disable, gc.enable
@@ -291,29 +302,59 @@ def _make_hook(policy, refusal_fd):
 
     def imported(frame, *kinds):
         for kind in kinds:
-            if chain(frame, chains[kind]) and (kind not in _LOADED_BY or exact_loader(frame.f_back)):
+            if chain(frame, chains[kind]):
                 return True
         return False
 
-    def exact_loader(frame):
-        # The import system's frames run for a subclass of its loaders too, with the subclass's get_data
-        # serving bytes of its choosing (hand-made bytecode reads raw memory). Only the stdlib's own loaders
-        # load bytecode here, compared by identity (a project's loader subclass compiles from source).
-        try:
-            loader = frame.f_locals.get("self")
-        except Exception:  # noqa: BLE001 - anything odd is no proof of the stdlib's loader
-            return False
-        for exact in stdlib_loaders:
-            if _type(loader) is exact:
+    def one_of(code, codes):
+        for known in codes:
+            if code is known:
                 return True
         return False
+
+    def ours(code):
+        return _id(code) in hook_codes
+
+    def real_bytecode(data):
+        """`data` (what marshal is asked to load) is a frozen module's, or the .pyc this thread opened last."""
+        if _type(data) is _memoryview:
+            data = _bytes(data)  # a view's buffer is C memory: copying it runs nothing
+        elif _type(data) is not _bytes:
+            return False
+        if data in frozen_data:
+            return True
+        path = last_pyc.get(get_ident())
+        if path is None:
+            return False
+        try:
+            fd = os_open(path, read_only)
+        except OSError:
+            return False
+        chunks = []
+        try:
+            while True:
+                chunk = os_read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except OSError:
+            return False
+        finally:
+            os_close(fd)
+        return _bytes_join(chunks)[_PYC_HEADER:] == data
 
     def changed_name(filename):
         return filename in paths or base(filename) in names
 
     def protected_code(code):
         filename = _getattr(code, "co_filename", None)
-        return _isinstance(filename, _str) and changed_name(filename)
+        if _type(filename) is not _str:
+            # A str subclass (compile and loaders keep one) would hash and compare through its own methods;
+            # str.__str__ gives a plain copy without calling any of them (red team round 3).
+            if not _isinstance(filename, _str):
+                return False
+            filename = _str_str(filename)
+        return changed_name(filename)
 
     def own(path):
         full = resolve(path)
@@ -364,6 +405,8 @@ def _make_hook(policy, refusal_fd):
             refuse(f"reading {base(path)} (a file the variants change)")
         if writing and bytecode_name(path):
             refuse(f"writing {base(path)} (bytecode)")
+        if not writing and path.endswith(".pyc"):
+            last_pyc[get_ident()] = path
         if no_landlock:
             full = resolve(path)
             if full in ("/proc", "/sys") or full.startswith(("/proc/", "/sys/")):
@@ -383,17 +426,24 @@ def _make_hook(policy, refusal_fd):
                 refuse(f"{event} to {base(target)} (bytecode)")
             if no_landlock and target is not None and not own(target):
                 refuse(f"{event} outside the run's own directories")
-        elif event in ("marshal.loads", "marshal.load"):
-            if not imported(frame, "bytecode", "sourceless", "frozen"):
-                refuse("loading marshal data outside the import system")
+        elif event == "marshal.loads":
+            if not imported(frame, "bytecode", "sourceless", "frozen") or not _len(args) or not real_bytecode(args[0]):
+                refuse("loading marshal data other than a .pyc file's or a frozen module's")
+        elif event == "marshal.load":
+            refuse("loading marshal data from a file object")
         elif event == "object.__getattr__":
             name = args[1] if _len(args) > 1 and _type(args[1]) is _str else None
             if name in _CODE_ATTRS and holder(_type(args[0])) and protected_code(_getattr(args[0], name, None)):
                 refuse_attribute(f"reading the code object of changed code ({name})")
-            if name == "tb_frame" and _type(args[0]) is _tb and args[0].tb_frame.f_code in hook_codes:
+            if name == "tb_frame" and _type(args[0]) is _tb and ours(args[0].tb_frame.f_code):
                 refuse_attribute("reading a frame of the verifier's audit hook (tb_frame)")
+        elif event == "object.__setattr__":
+            # The guarded signal handlers keep what they call in their defaults: not the test's to swap.
+            if _len(args) > 1 and _type(args[0]) is _fn and _type(args[1]) is _str \
+                    and args[1] in _FUNCTION_STATE and args[0].__code__ is guarded_code:
+                refuse(f"rebinding {args[1]} of the run's signal handler")
         elif event == "sys._getframe":
-            if _len(args) and _type(args[0]) is _frame and args[0].f_code in hook_codes:
+            if _len(args) and _type(args[0]) is _frame and ours(args[0].f_code):
                 refuse("reading a frame of the verifier's audit hook (sys._getframe)")
         elif event == "compile":
             filename = text(args[1]) if _len(args) > 1 else None  # compile has made a path object a str
@@ -401,17 +451,18 @@ def _make_hook(policy, refusal_fd):
                 refuse(f"compiling code under the name of {base(filename)} (a file the variants change)")
         elif event in _TRACE_EVENTS:
             # Only the recorder traces (3.11), in every run alike; a thread it traces installs it itself.
-            # sys.settrace's event carries no argument: what a new thread installs is read where
-            # threading's bootstrap reads it (a test swapping it between the two reads: docs/integrity.md).
-            if not (event == "sys.settrace" and frame is not None and frame.f_code is bootstrap
-                    and recorder is not None and recorder[3]() is not None
-                    and threading_vars["_trace_hook"] is recorder[3]()) \
-                    and not (event == "sys.settrace" and frame is not None and frame.f_code in switchers):
+            # sys.settrace's event carries no argument: threading's bootstrap (installing the recorder in a
+            # thread) and doctest's runner (putting back what was there) are let through by their code alone.
+            # Their globals can be the test's, so a test can install a tracer this way; a tracer reads no
+            # code of the changed function (f_code is refused) and its lines and offsets move with the twins
+            # (docs/integrity.md). What was read here before (threading's dict) ran the test's __eq__.
+            if not (event == "sys.settrace" and frame is not None
+                    and ((frame.f_code is bootstrap and recorder is not None) or one_of(frame.f_code, switchers))):
                 refuse(f"{event} (tracing or profiling)")
         elif event in _PROCESS_EVENTS:
             refuse(f"starting a process ({event})")
         elif event == "code.__new__":
-            if frame is None or frame.f_code not in builders:
+            if frame is None or not one_of(frame.f_code, builders):
                 refuse("building a code object")
         elif event == "import":
             if _len(args) > 1 and text(args[1]) and _type(args[0]) is _str and args[0] in _NO_REIMPORT:
@@ -484,8 +535,26 @@ def _make_hook(policy, refusal_fd):
                 gc_enable()
             busy.discard(ident)
 
-    hook_codes.update(_nested_codes(_make_hook.__code__), _nested_codes(_make_recorder.__code__))
+    for code in (*_nested_codes(_make_hook.__code__), *_nested_codes(_make_recorder.__code__),
+                 *_nested_codes(_path_resolver.__code__)):
+        hook_codes[_id(code)] = code
     return hook
+
+
+def _frozen_data():
+    """The marshal data of the interpreter's frozen modules (3.11 hands none out, and loads them without the
+    marshal event)."""
+    import _imp
+
+    found = set()
+    for name in getattr(_imp, "_frozen_module_names", lambda: ())():
+        try:
+            spec = _imp.find_frozen(name, withdata=True)
+        except (ImportError, TypeError):
+            continue
+        if spec is not None and spec[0] is not None:
+            found.add(bytes(spec[0]))
+    return frozenset(found)
 
 
 def _path_resolver(getcwd, readlink):
@@ -524,6 +593,45 @@ def _path_resolver(getcwd, readlink):
     return resolve
 
 
+def guard_signal_handlers():
+    """Put every Python signal handler of the run (the case timeout's, the target's own) behind
+    `_guarded_handler`. Called before new handlers are refused (`verifier_kernel.seal_signal_handlers`)."""
+    import signal
+
+    codes = frozenset(id(c) for maker in (_make_hook, _make_recorder, _path_resolver) for c in _nested_codes(maker.__code__))
+    for signum in signal.valid_signals():
+        try:
+            handler = signal.getsignal(signum)
+        except (OSError, ValueError):
+            continue
+        if callable(handler) and getattr(handler, "__code__", None) is not _guarded_handler.__code__:
+            guarded = types.FunctionType(_guarded_handler.__code__, {"__builtins__": {}}, "guarded_handler",
+                                         (handler, codes, signal.SIGALRM, signal.setitimer, signal.ITIMER_REAL,
+                                          getattr, id))
+            try:
+                signal.signal(signum, guarded)
+            except (OSError, ValueError, RuntimeError):
+                continue
+
+
+def _guarded_handler(signum, frame, _handler=None, _codes=frozenset(), _alarm=0, _setitimer=None, _real=0,
+                     _getattr=None, _id=None):
+    """A Python signal handler runs wherever the interpreter is when the signal lands, the audit hook
+    included, and its frame argument (or any frame above it) would hand out the hook's frame and closure
+    (red team round 3: the test fired the case timeout's alarm while the hook ran). So the handler runs
+    only when no frame of the hook is on the stack; otherwise an alarm comes back 1 ms later and another
+    signal is dropped. Everything it uses is a default (immutable, and the hook refuses rebinding
+    `__defaults__` or `__code__`): it looks up no name at all."""
+    here = frame
+    while here is not None:
+        if _id(_getattr(here, "f_code", None)) in _codes:
+            if signum == _alarm:
+                _setitimer(_real, 0.001)
+            return None
+        here = here.f_back
+    return _handler(signum, frame)
+
+
 def _nested_codes(code):
     """`code` and every code object defined inside it (its functions, their functions, …)."""
     found = [code]
@@ -560,7 +668,7 @@ def _make_recorder(cover, log):
     targets = frozenset({target, os.path.realpath(target)})
     key = bytes.fromhex(cover.pop("key")).ljust(64, b"\0")
     fd = cover.get("fd")
-    sha256, write, _sorted, _map, _str, _type, _id = hashlib.sha256, os.write, sorted, map, str, type, id
+    sha256, write, _sorted, _map, _str, _type, _id, _len = hashlib.sha256, os.write, sorted, map, str, type, id, len
     _code = types.CodeType
     inner, outer = bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
     del key
@@ -569,7 +677,7 @@ def _make_recorder(cover, log):
     own = {}  # id → the target's own code objects (kept alive, so that no other object takes an id)
     graphs = {}  # id of own code → (offset → line, line → the lines that may come next), 3.11 only
     at = {}  # id of a live target frame → the line it was last at (3.11)
-    callers = set()  # the code of the recorder's own trace functions (3.11)
+    callers = []  # the code of the recorder's own trace functions (3.11), compared by identity
 
     def sign(data):
         return sha256(outer + sha256(inner + data).digest()).hexdigest()
@@ -580,7 +688,7 @@ def _make_recorder(cover, log):
             code = stack.pop()
             if _type(code) is not _code or _id(code) in own:
                 continue
-            if code.co_filename in targets:
+            if _type(code.co_filename) is _str and code.co_filename in targets:
                 own[_id(code)] = code
             stack.extend(c for c in code.co_consts if _type(c) is _code)
 
@@ -620,7 +728,7 @@ def _make_recorder(cover, log):
                 return local
             return None
 
-        callers.update({local.__code__, tracer.__code__})
+        callers.extend((local.__code__, tracer.__code__))
         installed.append(tracer)
         sys.settrace(tracer)
         threading.settrace(tracer)
@@ -638,7 +746,9 @@ def _make_recorder(cover, log):
             log(f"coverage record made worthless: {why}")
 
     def record(frame, event, caller):
-        if caller is None or caller.f_code not in callers or caller.f_back is not frame:
+        code = caller.f_code if caller is not None else None
+        if code is None or _len(callers) != 2 or not (code is callers[0] or code is callers[1]) \
+                or caller.f_back is not frame:
             taint("a line event that the interpreter did not send to the recorder")
             return
         code = frame.f_code

@@ -321,15 +321,22 @@ class Zygote:
 def launch_subprocesses(python: str, jobs: list[dict], *, cwd: Path, env: dict[str, str], logs: list[Path],
                         timeout: float) -> list[Launched]:
     """Run each job in a fresh interpreter (same child code as the zygote's), each its own session,
-    released together: every run waits for EOF on its stdin once it is set up."""
+    released together: every run reads its job line from stdin, then waits for EOF there once it is set up."""
     procs, files = [], []
     try:
         for job, log in zip(jobs, logs):
             out = open(log, "wb")
             files.append(out)
-            procs.append(subprocess.Popen(zygote_command(python, "once", json.dumps(job, sort_keys=True)), cwd=cwd,
-                                          env=env, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-                                          start_new_session=True))
+            # The job goes on stdin, never in argv: argv stays readable in the run (sys.orig_argv, main's
+            # frame), and the job carries the coverage key (red team round 3).
+            proc = subprocess.Popen(zygote_command(python, "once", "-"), cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            procs.append(proc)
+            try:
+                proc.stdin.write((json.dumps(job, sort_keys=True) + "\n").encode())  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+            except BrokenPipeError:  # it died starting: its run fails like any other that dies
+                pass
         start = time.monotonic()
         for proc in procs:
             proc.stdin.close()  # type: ignore[union-attr]

@@ -20,7 +20,11 @@ the stdlib's own loaders may load bytecode (a loader subclass served hand-made b
 outcome line is the run's failure, not the verifier's. An integrity fix: INTEGRITY_VERSION 6. 7: the hook
 and the recorder read their globals and builtins from a private scope (the guard module in sys.modules and
 the builtins were the test's to rebind: an emptied event list, a builtin exception class that ran inside
-the hook) and resolve paths without posixpath (whose helpers a test could rebind). INTEGRITY_VERSION 7.
+the hook) and resolve paths without posixpath (whose helpers a test could rebind); and red team round 3's
+nine kinds: marshal loads only the bytes of a real .pyc (read by the hook) or a frozen module, whoever serves
+them; the hook hashes no code object or foreign str and reads no frame's f_locals or writable dict; the path
+resolver's frames are the hook's; Python signal handlers wait until no hook frame is on the stack; the
+subprocess fallback sends the job (and the coverage key) on stdin, not argv. INTEGRITY_VERSION 7.
 """
 
 VERIFIER_VERSION = 7

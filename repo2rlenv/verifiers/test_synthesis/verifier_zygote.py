@@ -105,6 +105,17 @@ def _read_requests():
                 yield json.loads(line)
 
 
+def _stdin_job():
+    """The job line the subprocess fallback writes on stdin (the rest of stdin is the release: EOF)."""
+    pending = b""
+    while not pending.endswith(b"\n"):
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        pending += chunk
+    return json.loads(pending)
+
+
 def _fork_batch(jobs, replies):
     """Fork one child per job; returns (request, release fds) in a child, None in the zygote once every
     child has ended."""
@@ -337,14 +348,16 @@ def finish(code):
 
 
 def main(argv):
-    """`serve [PROBE_JOB]`, or `once JOB` / `probe JOB` in a fresh process; never returns in a run."""
+    """`serve [PROBE_JOB]`, or `once JOB|-` / `probe JOB` in a fresh process (`-`: the job line is on stdin);
+    never returns in a run."""
     # `-c` puts the cwd (the root-owned boot dir) first on sys.path; the child puts the copy there instead.
     if sys.path and sys.path[0] == "":
         del sys.path[0]
     if argv[0] == "serve":
         (request, release), forked = serve(json.loads(argv[1]) if len(argv) > 1 else None), True
     else:
-        request, release, forked = {"op": "run" if argv[0] == "once" else "probe", "job": json.loads(argv[1])}, None, False
+        job = _stdin_job() if argv[1] == "-" else json.loads(argv[1])
+        request, release, forked = {"op": "run" if argv[0] == "once" else "probe", "job": job}, None, False
         sys.path.insert(0, request["job"]["boot"])
         if request["op"] == "run":
             warm()
