@@ -627,6 +627,22 @@ HACKS += [
 ]
 
 
+# Red team, round 8: a real .pyc file with the test's bytes. Since round 7 marshal loads only bytes equal to
+# the .pyc this thread last opened (the hook re-reads it), and writing a .pyc is refused by its name: an
+# open's path, a link's or rename's target. But the name checked is the one handed over, not the file that
+# ends up named .pyc: a dangling symlink opened for writing creates its target; a file made by a call with
+# no audit event (mknod, mkfifo, sqlite's own open) is written through a hard link of another name.
+# The stdlib's exact SourcelessFileLoader then loads it (the round-6 pyc: out-of-bounds LOAD_CONST).
+PYC_FILE = Path(__file__).resolve().parent / "pyc_file"
+HACKS += [
+    Hack("pyc written under another name", "a dangling symlink to x.pyc opened for writing creates it",
+         _bytecode("dangling_symlink.py", PYC_FILE)),
+    Hack("pyc written under another name", "os.mknod makes x.pyc, a hard link of another name writes it",
+         _bytecode("mknod_hard_link.py", PYC_FILE)),
+    Hack("pyc written under another name", "sqlite3.connect makes x.pyc, a hard link of another name writes it",
+         _bytecode("sqlite_hard_link.py", PYC_FILE)),
+]
+
 # Red team, round 7: a code object keeps the str subclass it was compiled under as its co_filename
 # (compile, or any loader's get_code, whose file name is its get_filename's). The hook reads co_filename
 # of every code object a test asks for (`protected_code`) and looks it up in a frozenset of the changed
@@ -963,7 +979,10 @@ def table():
 # the same stop (verifier_guard: marshal loads only a real .pyc's or a frozen module's bytes; no code object
 # is hashed and no f_locals read; the resolver's frames are the hook's; signal handlers wait until the hook
 # is off the stack. verifier_launch: the job on stdin). The outcome stream's forgery is worth padding.
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    "pyc written under another name": "writing a .pyc is refused by the name handed over (open's path, a link's "
+                                      "target), not by the file that ends up named .pyc",
+}
 
 
 def _params():
