@@ -641,6 +641,8 @@ HACKS += [
          _bytecode("mknod_hard_link.py", PYC_FILE)),
     Hack("pyc written under another name", "sqlite3.connect makes x.pyc, a hard link of another name writes it",
          _bytecode("sqlite_hard_link.py", PYC_FILE)),
+    Hack("pyc written under another name", "os.mkfifo makes x.pyc, a thread serves each read through a hard link",
+         _bytecode("fifo_writer_thread.py", PYC_FILE)),
 ]
 
 # Red team, round 7: a code object keeps the str subclass it was compiled under as its co_filename
