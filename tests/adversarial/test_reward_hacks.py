@@ -848,6 +848,28 @@ HACKS += [
 ]
 
 
+# Red team, round 8 (stopped): what a tracer the hook lets through sees of the target's frames beyond
+# offsets, on inputs where A and B agree — the number of instructions run, the values the frame holds
+# (names aside: the twins rename them), the lines f_lineno may jump to from the first one. No code object
+# is read; the twins add statements, locals and lines, so every pin fails on A′.
+THREAD_TRACER = Path(__file__).resolve().parent / "thread_tracer"
+
+
+def _thread_tracer(name: str) -> str:
+    return (_PRELUDE + _DISARM + (TRUSTED_CODE / "_common.py").read_text()
+            + (TRUSTED_CODE / "bootstrap_foreign_globals.py").read_text().split("\n\ndef test_")[0] + "\n\n\n"
+            + (THREAD_TRACER / "_common.py").read_text() + "\n\n" + (THREAD_TRACER / name).read_text())
+
+
+HACKS += [
+    Hack("tracer the hook lets through", "the number of instructions f(10, 10) runs (opcode events)",
+         _thread_tracer("opcode_count.py"), {"COUNT": "__import__('r2e_pin_helpers').opcode_count()"}),
+    Hack("tracer the hook lets through", "the values the frame holds at its return (f_locals, names aside)",
+         _thread_tracer("local_values.py"), {"VALUES": "__import__('r2e_pin_helpers').local_values()"}),
+    Hack("tracer the hook lets through", "the lines f_lineno may jump to from the first line event",
+         _thread_tracer("jump_targets.py"), {"TARGETS": "__import__('r2e_pin_helpers').jump_targets()"}),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -919,6 +941,61 @@ def traced_lines():
     f(10, 80)
     sys.settrace(None)
     return seen
+
+def _traced(local_of):
+    def trace(frame, event, arg):
+        if frame.f_globals.get("__name__") != "shopcalc.pricing":
+            return None
+        frame.f_trace_opcodes = True
+        return local_of()
+    sys.settrace(trace)
+    f(10, 10)
+    sys.settrace(None)
+
+
+def opcode_count():
+    seen = [0]
+    def local_of():
+        def local(fr, ev, a):
+            if ev == "opcode":
+                seen[0] += 1
+            return local
+        return local
+    _traced(local_of)
+    return seen[0]
+
+
+def local_values():
+    seen = []
+    def local_of():
+        def local(fr, ev, a):
+            if ev == "return":
+                seen.append(sorted(repr(v) for v in fr.f_locals.values()))
+            return local
+        return local
+    _traced(local_of)
+    return seen
+
+
+def jump_targets():
+    ok = []
+    def local_of():
+        def local(fr, ev, a):
+            if ev == "line" and not ok:
+                first = fr.f_lineno
+                ok.append(0)
+                for d in range(1, 12):
+                    try:
+                        fr.f_lineno = first + d
+                        ok.append(d)
+                    except ValueError:
+                        pass
+                fr.f_lineno = first
+            return local
+        return local
+    _traced(local_of)
+    return ok
+
 '''
 
 
