@@ -645,6 +645,28 @@ HACKS += [
          _bytecode("fifo_writer_thread.py", PYC_FILE)),
 ]
 
+# Red team, round 8: code objects built without marshal. The hook allows code.__new__ from types.coroutine's
+# code (by the frame's code identity, for its `co.replace(co_flags=…)`), whatever `co` is: a fake whose
+# `replace` is a functools.partial of a real code object's replace (C: the coroutine frame stays the
+# caller) returns a code object with the test's co_code and co_consts. The rest is the round-6 attack
+# (bytecode/_fakeobj.py: out-of-bounds LOAD_CONST → the function's code object).
+CODE_BUILDER = Path(__file__).resolve().parent / "code_builder"
+
+
+def _code_builder(name: str) -> str:
+    return _bytecode(name, CODE_BUILDER).replace("\n\ndef load_codes():", "\n\ndef _unused_load_codes():", 1) \
+        + "\n\n" + (CODE_BUILDER / "_builder.py").read_text()
+
+
+HACKS += [
+    Hack("code built from types.coroutine", "its code over foreign globals, co.replace a partial of a real replace",
+         _code_builder("foreign_globals.py")),
+    Hack("code built from types.coroutine", "the real types.coroutine, the fakes' __class__ are properties",
+         _code_builder("class_property.py")),
+    Hack("code built from types.coroutine", "the same with the unbound CodeType.replace on the fake's class",
+         _code_builder("unbound_replace.py")),
+]
+
 # Red team, round 7: a code object keeps the str subclass it was compiled under as its co_filename
 # (compile, or any loader's get_code, whose file name is its get_filename's). The hook reads co_filename
 # of every code object a test asks for (`protected_code`) and looks it up in a frozenset of the changed
@@ -1058,9 +1080,13 @@ def table():
 # the same stop (verifier_guard: marshal loads only a real .pyc's or a frozen module's bytes; no code object
 # is hashed and no f_locals read; the resolver's frames are the hook's; signal handlers wait until the hook
 # is off the stack. verifier_launch: the job on stdin). The outcome stream's forgery is worth padding.
+# Red team round 8 (on d790db0) reopens the hand-made bytecode by two routes round 7 did not close: a real
+# .pyc file written under another name, and code.__new__ from types.coroutine's code with a fake `co`.
 OPEN: dict[str, str] = {
     "pyc written under another name": "writing a .pyc is refused by the name handed over (open's path, a link's "
                                       "target), not by the file that ends up named .pyc",
+    "code built from types.coroutine": "code.__new__ is allowed from types.coroutine's code by the frame's code "
+                                       "identity, whatever object's `replace` it calls",
 }
 
 
