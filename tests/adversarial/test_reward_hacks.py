@@ -1082,12 +1082,7 @@ def table():
 # is off the stack. verifier_launch: the job on stdin). The outcome stream's forgery is worth padding.
 # Red team round 8 (on d790db0) reopens the hand-made bytecode by two routes round 7 did not close: a real
 # .pyc file written under another name, and code.__new__ from types.coroutine's code with a fake `co`.
-OPEN: dict[str, str] = {
-    "pyc written under another name": "writing a .pyc is refused by the name handed over (open's path, a link's "
-                                      "target), not by the file that ends up named .pyc",
-    "code built from types.coroutine": "code.__new__ is allowed from types.coroutine's code by the frame's code "
-                                       "identity, whatever object's `replace` it calls",
-}
+OPEN: dict[str, str] = {}
 
 
 def _params():

@@ -62,6 +62,9 @@ _HOLDER_TYPES = (types.FunctionType, types.FrameType, types.GeneratorType, types
                  types.AsyncGeneratorType)
 # Bytes from a .pyc file: the 16-byte header the import system checks, then the marshal data.
 _PYC_HEADER = 16
+# The kernel stamps an inode's change time from a clock that can lag the wall clock by a tick: a file the
+# run touched right after arming must still count as the run's.
+_CTIME_SLACK_NS = 50_000_000
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                              "os.forkpty"})
 _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
@@ -228,9 +231,16 @@ def _make_hook(policy, refusal_fd):
     # .pyc's, and no run can write one (red team round 3: the loader's type proved nothing).
     frozen_data = _frozen_data()
     last_pyc = {}  # thread ident → path of the .pyc it last opened for reading
-    os_open, os_read, os_close, read_only = os.open, os.read, os.close, os.O_RDONLY
+    os_open, os_read, os_close, os_fstat = os.open, os.read, os.close, os.fstat
+    # Non-blocking: a FIFO named .pyc would otherwise hold the hook until someone writes to it.
+    read_only = os.O_RDONLY | os.O_NONBLOCK
+    import stat as _stat_module
+    import time as _time_module
+
+    is_regular, time_ns = _stat_module.S_ISREG, _time_module.time_ns
     guarded_code = _guarded_handler.__code__
-    builders = tuple(c for c in (_getattr(types.coroutine, "__code__", None),) if c is not None)
+    coroutine_code, types_dict = _getattr(types.coroutine, "__code__", None), vars(types)
+    coroutine_seen = {}  # thread ident → the code of the exact function types.coroutine last read
     import threading
 
     bootstrap = _getattr(threading.Thread._bootstrap_inner, "__code__", None)
@@ -241,7 +251,7 @@ def _make_hook(policy, refusal_fd):
     # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
     # file of that name of its own).
     unsealed = set(names)
-    state = {"armed": False, "logged": 0}
+    state = {"armed": False, "armed_ns": 0, "logged": 0}
     busy = set()
     # id → every code object of the hook, the recorder and the path resolver: their frames are never handed
     # out. Looked up by id (an int), never by the code object, whose hash reads its constants.
@@ -332,6 +342,13 @@ def _make_hook(policy, refusal_fd):
             return False
         chunks = []
         try:
+            # A file the run made or changed (its inode's change time is the kernel's, which no test can
+            # set) is no pyc of the import system's, whatever its name: a run can create one as a symlink's
+            # target, by mknod, sqlite or a hard link to a file it writes (red team round 4). The import
+            # system's are older than the submission. A FIFO or device is none either.
+            facts = os_fstat(fd)
+            if not is_regular(facts.st_mode) or facts.st_ctime_ns >= state["armed_ns"] - _CTIME_SLACK_NS:
+                return False
             while True:
                 chunk = os_read(fd, 1 << 20)
                 if not chunk:
@@ -433,6 +450,9 @@ def _make_hook(policy, refusal_fd):
             refuse("loading marshal data from a file object")
         elif event == "object.__getattr__":
             name = args[1] if _len(args) > 1 and _type(args[1]) is _str else None
+            if name == "__code__" and _type(args[0]) is _fn and frame is not None and frame.f_code is coroutine_code \
+                    and frame.f_globals is types_dict:
+                coroutine_seen[get_ident()] = args[0].__code__
             if name in _CODE_ATTRS and holder(_type(args[0])) and protected_code(_getattr(args[0], name, None)):
                 refuse_attribute(f"reading the code object of changed code ({name})")
             if name == "tb_frame" and _type(args[0]) is _tb and ours(args[0].tb_frame.f_code):
@@ -462,7 +482,13 @@ def _make_hook(policy, refusal_fd):
         elif event in _PROCESS_EVENTS:
             refuse(f"starting a process ({event})")
         elif event == "code.__new__":
-            if frame is None or not one_of(frame.f_code, builders):
+            # types.coroutine only flips a flag of a real function's code (asyncio and others decorate at
+            # import). Its code runs over whatever objects and globals it is handed, so a fake code's
+            # `replace` built any bytecode (red team round 4): now it must run over the types module's own
+            # globals, and the new bytecode must be that of the exact function whose `__code__` it read.
+            seen = coroutine_seen.pop(get_ident(), None)
+            if not (frame is not None and frame.f_code is coroutine_code and frame.f_globals is types_dict
+                    and seen is not None and _len(args) and _type(args[0]) is _bytes and seen.co_code == args[0]):
                 refuse("building a code object")
         elif event == "import":
             if _len(args) > 1 and text(args[1]) and _type(args[0]) is _str and args[0] in _NO_REIMPORT:
@@ -523,6 +549,7 @@ def _make_hook(policy, refusal_fd):
                 if event == "exec" and recorder is not None:  # the target's own code, as its import made it
                     recorder[4](args[0])
                 if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
+                    state["armed_ns"] = time_ns()
                     state["armed"] = True
                 return
             if event == "exec":

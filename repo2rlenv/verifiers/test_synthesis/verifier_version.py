@@ -24,7 +24,9 @@ the hook) and resolve paths without posixpath (whose helpers a test could rebind
 nine kinds: marshal loads only the bytes of a real .pyc (read by the hook) or a frozen module, whoever serves
 them; the hook hashes no code object or foreign str and reads no frame's f_locals or writable dict; the path
 resolver's frames are the hook's; Python signal handlers wait until no hook frame is on the stack; the
-subprocess fallback sends the job (and the coverage key) on stdin, not argv. INTEGRITY_VERSION 7.
+subprocess fallback sends the job (and the coverage key) on stdin, not argv; round 4: a .pyc counts only if
+its inode is older than the submission, and types.coroutine builds code only from the exact function it read.
+INTEGRITY_VERSION 7.
 """
 
 VERIFIER_VERSION = 7
