@@ -57,7 +57,7 @@ _EVENTS = frozenset({
 _CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
 _FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 # The builtin types whose code attributes raise `object.__getattr__`: only these are read by the hook.
-# A tuple, compared by identity (`holder` in the hook): never hashed or compared through a metaclass.
+# A tuple, compared by identity (`one_of` in the hook): never hashed or compared through a metaclass.
 _HOLDER_TYPES = (types.FunctionType, types.FrameType, types.GeneratorType, types.CoroutineType,
                  types.AsyncGeneratorType)
 # Bytes from a .pyc file: the 16-byte header the import system checks, then the marshal data.
@@ -97,7 +97,7 @@ def install(policy, refusal_fd=None):
 
 # The functions that make the hook and the recorder, and what they call when they are made.
 _PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver",
-                   "_frozen_data", "_guarded_handler")
+                   "_frozen_data", "_hook_codes")
 
 
 def private_scope():
@@ -302,23 +302,17 @@ def _make_hook(policy, refusal_fd):
             frame = frame.f_back
         return True
 
-    def holder(kind):
-        # Identity only: `kind in a_set` hashes the type and `==` compares it, both through its metaclass,
-        # which would run the submission's code inside the hook (red team round 2).
-        for held in _HOLDER_TYPES:
-            if kind is held:
-                return True
-        return False
-
     def imported(frame, *kinds):
         for kind in kinds:
             if chain(frame, chains[kind]):
                 return True
         return False
 
-    def one_of(code, codes):
-        for known in codes:
-            if code is known:
+    def one_of(obj, known):
+        # Identity only: `obj in a_set` hashes it and `==` compares it, through its type's (or metaclass's)
+        # methods, which would run the submission's code inside the hook (red team rounds 2 and 3).
+        for each in known:
+            if obj is each:
                 return True
         return False
 
@@ -453,7 +447,7 @@ def _make_hook(policy, refusal_fd):
             if name == "__code__" and _type(args[0]) is _fn and frame is not None and frame.f_code is coroutine_code \
                     and frame.f_globals is types_dict:
                 coroutine_seen[get_ident()] = args[0].__code__
-            if name in _CODE_ATTRS and holder(_type(args[0])) and protected_code(_getattr(args[0], name, None)):
+            if name in _CODE_ATTRS and one_of(_type(args[0]), _HOLDER_TYPES) and protected_code(_getattr(args[0], name, None)):
                 refuse_attribute(f"reading the code object of changed code ({name})")
             if name == "tb_frame" and _type(args[0]) is _tb and ours(args[0].tb_frame.f_code):
                 refuse_attribute("reading a frame of the verifier's audit hook (tb_frame)")
@@ -562,10 +556,15 @@ def _make_hook(policy, refusal_fd):
                 gc_enable()
             busy.discard(ident)
 
-    for code in (*_nested_codes(_make_hook.__code__), *_nested_codes(_make_recorder.__code__),
-                 *_nested_codes(_path_resolver.__code__)):
+    for code in _hook_codes():
         hook_codes[_id(code)] = code
     return hook
+
+
+def _hook_codes():
+    """Every code object whose frames are the hook's (its functions, the recorder's, the path resolver's):
+    never handed out, and no signal handler runs above one."""
+    return [c for maker in (_make_hook, _make_recorder, _path_resolver) for c in _nested_codes(maker.__code__)]
 
 
 def _frozen_data():
@@ -625,7 +624,7 @@ def guard_signal_handlers():
     `_guarded_handler`. Called before new handlers are refused (`verifier_kernel.seal_signal_handlers`)."""
     import signal
 
-    codes = frozenset(id(c) for maker in (_make_hook, _make_recorder, _path_resolver) for c in _nested_codes(maker.__code__))
+    codes = frozenset(id(c) for c in _hook_codes())
     for signum in signal.valid_signals():
         try:
             handler = signal.getsignal(signum)

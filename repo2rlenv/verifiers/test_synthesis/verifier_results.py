@@ -108,6 +108,11 @@ def read_run_file(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
+# What parsing a file the run wrote can raise: every one is the run's failure, never the verifier's (an
+# unhashable value where a str was expected is a TypeError: red team round 2).
+RUN_DATA_ERRORS = (ValueError, TypeError, RecursionError, MemoryError)
+
+
 def read_outcomes(result: RunResult, out_dir: Path) -> None:
     """Fill `result` from the plugin's lines; a run whose lines are missing or not the plugin's is
     `crashed`, a run that never said it finished likewise."""
@@ -135,7 +140,7 @@ def read_outcomes(result: RunResult, out_dir: Path) -> None:
                 finished = True
             else:
                 raise ValueError("not a plugin line")
-    except (ValueError, UnicodeDecodeError, RecursionError, MemoryError):  # the run wrote it: its failure
+    except RUN_DATA_ERRORS:  # the run wrote it: its failure (UnicodeDecodeError is a ValueError)
         result.status, result.cases, result.collected = Status.crashed, {}, None
         return
     if not finished and result.status == Status.ok:
@@ -148,7 +153,7 @@ def read_guard(result: RunResult, out_dir: Path) -> None:
         guard = json.loads(read_run_file(out_dir / GUARD_FILE, MAX_SMALL_BYTES) or b"{}")
         result.guard = guard if isinstance(guard, dict) else {}
         json.dumps(result.guard)  # it goes into the details: a nesting json cannot write back is dropped
-    except (ValueError, RecursionError, MemoryError):
+    except RUN_DATA_ERRORS:
         result.guard = {}
     text = (read_run_file(out_dir / REFUSALS_FILE, MAX_SMALL_BYTES) or b"").decode("utf-8", "replace")
     result.refusals = [line for line in text.splitlines() if line.strip()][:20]
