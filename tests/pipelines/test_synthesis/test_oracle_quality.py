@@ -30,7 +30,9 @@ def test_oracles_under_the_floor_are_not_emitted(example_repo, tmp_path, r2e_cac
     out = tmp_path / "ds"
     config = GenerateConfig(repo=str(example_repo), out=out, sandbox="local", cache_dir=r2e_cache,
                             pipeline_opts={"strategy": "mutation", "limit": 1, "seed": 3, "operators": ["off_by_one"],
-                                           "min_oracle_behaviours": 10})
+                                           "min_oracle_behaviours": 10,
+                                           # the shortest functions only: 12 candidates, not 132 (~10 s, not ~2 min)
+                                           "max_loc": 3})
     result = run_generate(config, Reporter(quiet=True))
     assert result.emitted == []
     low = [c for c in _candidates(out) if c.skip_reason == LOW_QUALITY]
