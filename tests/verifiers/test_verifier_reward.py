@@ -120,19 +120,27 @@ def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task
     assert rfc["reason"] is None
 
 
-def test_every_run_records_coverage_alike_with_or_without_targets(make_task):
-    # Lint off: the submission looks at the tracer, which a real submission may not. A run alone traced
-    # could tell it is A; so every run has the recorder (3.11: a trace function; 3.12+: sys.monitoring,
-    # no trace function), and only A's record counts, when there are targets.
+def test_only_a_records_coverage_and_only_when_there_are_targets(make_task):
+    # Lint off: the submission looks for the recorder (3.11: a trace function; 3.12+: a sys.monitoring
+    # tool), which a real submission may not. A alone records (its record is the one that counts); the
+    # twelve runs after it do not pay for one. A case that passes only where there is no recorder passes
+    # everywhere without targets, and fails on A (grading stops there) with them.
     sub = ("import sys\n\nfrom shopcalc.pricing import apply_discount\n\n\n"
-           "def test_same_everywhere():\n    assert (sys.gettrace() is None) == (sys.version_info >= (3, 12))\n"
-           "    assert apply_discount(10, 100) == 5\n")
-    for targets, measured in (([], False), (None, True)):
-        details = make_task(sub, **({} if targets is None else {"coverage_targets": targets})).score(run_lint=False)
-        assert details["coverage"]["measured"] is measured
-        assert {name: outcome for c in details["cases"] for name, outcome in c["outcomes"].items()} == {
-            name: "failed" if name.startswith("B") else "passed" for name in RUNS}
-        assert details["reward"] > 0
+           "def recorded():\n    mon = getattr(sys, 'monitoring', None)\n"
+           "    return sys.gettrace() is not None if mon is None else any(mon.get_tool(t) for t in range(6))\n\n\n"
+           "def test_unrecorded():\n    assert not recorded()\n    assert apply_discount(10, 100) == 5\n")
+    plain = make_task(sub, coverage_targets=[]).score(run_lint=False)
+    assert plain["coverage"]["measured"] is False and plain["reward"] > 0
+    assert {name: outcome for c in plain["cases"] for name, outcome in c["outcomes"].items()} == {
+        name: "failed" if name.startswith("B") else "passed" for name in RUNS}
+    measured = make_task(sub).score(run_lint=False)
+    assert measured["reward"] == 0.0
+    assert measured["cases"][0]["outcomes"]["A"] == "failed"
+    # The converse: a case that passes only under the recorder passes on A and fails on every A′.
+    seen = make_task(sub.replace("assert not recorded()", "assert recorded()")).score(run_lint=False)
+    assert seen["coverage"]["measured"] is True and seen["reward"] == 0.0
+    assert {n: o for n, o in seen["cases"][0]["outcomes"].items() if n[0] == "A"} == {
+        name: "passed" if name == "A" else "failed" for name in RUNS if name[0] == "A"}
 
 
 def test_every_run_has_the_same_files_with_the_package_precompiled(make_task):

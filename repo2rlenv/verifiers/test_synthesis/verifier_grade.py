@@ -9,8 +9,8 @@ A grading:
 2. A's files are checked against the manifest and staged; B and the siblings are A with their diffs;
 3. the twins are planned (`verifier_twins`) and the copies built in the background, one per run: A,
    `twin_runs` rewrites of A (A′), as many of B (B′), one of each sibling, each from a fresh seed;
-4. A runs first, alone (its coverage record counts when the task has coverage targets; every run
-   records alike). When no case of it can earn anything, grading stops there;
+4. A runs first, alone (it alone records coverage, when the task has coverage targets). When no case
+   of it can earn anything, grading stops there;
 5. every other run starts at once, in a random order, each with its own uid, copy and dirs, released
    together. The runs that run together are as many A′ as B′: runs that compare their behaviour learn
    which half they are in, and only A's behaviour (what an honest test asserts) says which half is A;

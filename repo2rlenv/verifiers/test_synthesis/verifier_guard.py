@@ -671,8 +671,7 @@ def _nested_codes(code):
 
 def _make_recorder(cover, log):
     """(start, record an event of a frame, dump, the 3.11 tracer once started, adopt, prepare) for the
-    target file, or None. Every run records alike (a run that alone were traced could tell it is A);
-    only A's record counts.
+    target file, or None. Only A records (a run can tell it is A anyway: it runs alone and first).
 
     A line counts only when the code that ran it is one of the target's own code objects: those its
     import compiled while the run was being set up (`adopt`, from the import's `exec` event, before the

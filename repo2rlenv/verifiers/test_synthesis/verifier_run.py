@@ -60,7 +60,7 @@ class Run:
     name: str  # A, A′1 …, B′1 …, S1′1 …
     dirs: RunDirs
     owner: tuple[int, int] | None
-    traced: bool = False  # its coverage counts (A's, when the task has coverage targets); every run records
+    traced: bool = False  # it records coverage, which counts: A's, when the task has coverage targets
 
 
 def probe(launcher: Launcher, layout: Layout, owner: tuple[int, int]) -> str | None:
@@ -206,10 +206,13 @@ class Runner:
                  "own_roots": [str(p) for p in dirs.writable()],
                  "modules": [[name, str(dirs.ws / rel)] for name, rel in module_names(self.protected, self.import_roots)
                              if (dirs.ws / rel).is_file()]}
-        # Every run records the target's lines alike, with a key of its own: a run alone traced could tell
-        # it is A. Only A's record is read.
-        guard["cover"] = {"target": str(dirs.ws / self.target_file), "key": self.cover_keys.setdefault(
-            run.name, secrets.token_hex(32))}
+        # Only A records the target's lines (signed with a key of its own): A is the one record read, and
+        # a run can tell it is A without its recorder anyway (it runs alone and first: its pid, its start
+        # time; docs/integrity.md, "Runs that talk to each other"), so a recorder in the other twelve
+        # runs hid nothing and cost a third of their CPU on 3.11, where it is a trace function.
+        if run.traced:
+            guard["cover"] = {"target": str(dirs.ws / self.target_file), "key": self.cover_keys.setdefault(
+                run.name, secrets.token_hex(32))}
         return make_job(self.layout, self.launcher.python, dirs, roots=self.import_roots, owner=run.owner,
                         limits=self._limits(run.owner), argv=argv, log=log, out=str(dirs.out), guard=guard,
                         landlock={"read": [*self.read_roots, str(dirs.ws)], "write": [str(p) for p in dirs.writable()]},
