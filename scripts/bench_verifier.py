@@ -94,7 +94,7 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
     client = docker_client()
     image = build_task_image(client, task)
     runner = TaskRunner(client, task, image, Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024))
-    bare_times, verifier_times, ref_times, bare_cpu, verifier_cpu, details = [], [], [], [], [], []
+    bare_times, verifier_times, ref_times, bare_cpu, verifier_cpu, ref_cpu, details = [], [], [], [], [], [], []
     with DockerSession(client, image, runner.limits, harden=False) as session:
         runner.solve_with_oracle(session)
         files = {f"/tests/{p.relative_to(task.tests).as_posix()}": p.read_bytes()
@@ -114,7 +114,9 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
             bare_times.append(wall)
             bare_cpu.append(cpu)
             if baseline_ref:
-                ref_times.append(_timed(session, ["bash", "/tests_ref/test.sh"], None)[0])
+                wall, cpu, _ = _timed(session, ["bash", "/tests_ref/test.sh"], None)
+                ref_times.append(wall)
+                ref_cpu.append(cpu)
                 reward = (session.read_file("/logs/verifier/reward.txt") or b"?").decode().strip()
                 assert reward == "1.0", f"oracle scored {reward} under {baseline_ref}'s verifier"
             wall, cpu, _ = _timed(session, ["bash", "/tests/test.sh"], None)
@@ -136,8 +138,11 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
     print(f"verifier stages (median)      : {_median_stages(details)}")
     if baseline_ref:
         r = statistics.median(ref_times)
+        rc = statistics.median(ref_cpu)
         print(f"verifier at {baseline_ref[:12]:<12}      : median {r:.2f}s  ({r / b:.2f}x bare); "
               f"this checkout / it: {v / r:.2f}")
+        print(f"CPU seconds per grading       : this checkout {vc:.2f}, at {baseline_ref[:12]} {rc:.2f}  "
+              f"(this / it: {vc / rc:.2f})")
 
 
 def main() -> int:
