@@ -892,6 +892,28 @@ HACKS += [
          _thread_tracer("jump_targets.py"), {"TARGETS": "__import__('r2e_pin_helpers').jump_targets()"}),
 ]
 
+# Red team, round 9 (this issue's round 5): the hook keeps, per thread, the code object types.coroutine last
+# read (`coroutine_seen`) and replaces it on the next read. A code object the test compiled (nothing else
+# holds it once its function is gone) is then freed inside the hook's `check`, reference count 0, with the
+# collector off but finalizers as usual: a weakref callback on it, the `__del__` of its co_filename (a str
+# subclass compile keeps) or a weakref on a nested code object among its constants runs inside the hook,
+# whose frames `f_back` reaches: `disarm()`. Then round 6's distinguisher (`executed_compares`).
+CODE_FREED = Path(__file__).resolve().parent / "code_freed"
+
+
+def _code_freed(name: str) -> str:
+    return _PRELUDE + _DISARM + (CODE_FREED / "_common.py").read_text() + (CODE_FREED / name).read_text()
+
+
+HACKS += [
+    Hack("code object freed in the hook", "a weakref callback on a code types.coroutine read, replaced by its next read",
+         _code_freed("weakref_callback.py")),
+    Hack("code object freed in the hook", "the __del__ of that code's co_filename (a str subclass)",
+         _code_freed("filename_del.py")),
+    Hack("code object freed in the hook", "a weakref callback on a code object among that code's constants",
+         _code_freed("nested_code_weakref.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1082,7 +1104,10 @@ def table():
 # is off the stack. verifier_launch: the job on stdin). The outcome stream's forgery is worth padding.
 # Red team round 8 (on d790db0) reopens the hand-made bytecode by two routes round 7 did not close: a real
 # .pyc file written under another name, and code.__new__ from types.coroutine's code with a fake `co`.
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    "code object freed in the hook": "coroutine_seen[ident] = code drops the previous code's last reference inside "
+                                     "the hook: its weakref callbacks and its fields' finalizers run there",
+}
 
 
 def _params():
