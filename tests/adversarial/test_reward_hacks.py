@@ -914,6 +914,29 @@ HACKS += [
          _code_freed("nested_code_weakref.py")),
 ]
 
+# Red team, round 9: the hook's refusal of a code attribute builds `CodeRefused`, read from its private scope
+# (round 6's rebinding of the module's name changes nothing). But the scope holds the module's own class
+# object, an ordinary Python class: its `__init__` or `__new__` assigned, or its `__bases__` swapped for a
+# class of the test's with AttributeError's layout, runs the test's code inside the hook at every refusal
+# (a `__code__` read, a hook frame's `tb_frame`): `disarm()`.
+REFUSAL_CLASS = Path(__file__).resolve().parent / "refusal_class"
+
+
+def _refusal_class(name: str) -> str:
+    return _PRELUDE + _DISARM + (REFUSAL_CLASS / "_common.py").read_text() + (REFUSAL_CLASS / name).read_text()
+
+
+HACKS += [
+    Hack("refusal class mutated", "CodeRefused.__init__ assigned; a __code__ read is refused",
+         _refusal_class("init_assigned.py")),
+    Hack("refusal class mutated", "CodeRefused.__new__ assigned; a __code__ read is refused",
+         _refusal_class("new_assigned.py")),
+    Hack("refusal class mutated", "CodeRefused.__bases__ swapped for the test's AttributeError subclass",
+         _refusal_class("bases_assigned.py")),
+    Hack("refusal class mutated", "CodeRefused.__init__ assigned; a hook frame's tb_frame is refused",
+         _refusal_class("tb_frame_trigger.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1107,6 +1130,8 @@ def table():
 OPEN: dict[str, str] = {
     "code object freed in the hook": "coroutine_seen[ident] = code drops the previous code's last reference inside "
                                      "the hook: its weakref callbacks and its fields' finalizers run there",
+    "refusal class mutated": "the hook builds verifier_guard.CodeRefused, a mutable Python class the test can "
+                             "reach: its __init__/__new__/__bases__ run the test's code in the hook",
 }
 
 
