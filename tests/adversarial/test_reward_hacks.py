@@ -937,6 +937,27 @@ HACKS += [
          _refusal_class("tb_frame_trigger.py")),
 ]
 
+# Red team, round 9: `tb_frame` refuses the hook's frames in a refusal's traceback (round 5), but the
+# collector hands them out too: with `gc.set_debug(gc.DEBUG_SAVEALL)` every object of an unreachable cycle
+# (the refusal, kept by a reference to itself, with its traceback and the frames it holds) is appended to
+# `gc.garbage`, a plain list — no audit event (only get_objects/get_referrers/get_referents raise one), no
+# lint rule. The hook's finished frame keeps its locals: `state["armed"] = False`.
+GC_GARBAGE = Path(__file__).resolve().parent / "gc_garbage"
+
+
+def _gc_garbage(name: str) -> str:
+    return _PRELUDE + _DISARM + (GC_GARBAGE / "_common.py").read_text() + (GC_GARBAGE / name).read_text()
+
+
+HACKS += [
+    Hack("hook frames in gc.garbage", "DEBUG_SAVEALL keeps a refused settrace's traceback: the hook's frame",
+         _gc_garbage("settrace_refusal.py")),
+    Hack("hook frames in gc.garbage", "the same from a refused __code__ read (CodeRefused)",
+         _gc_garbage("code_refusal.py")),
+    Hack("hook frames in gc.garbage", "the same from a refused .pyc write (the open check)",
+         _gc_garbage("pyc_write_refusal.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1132,6 +1153,8 @@ OPEN: dict[str, str] = {
                                      "the hook: its weakref callbacks and its fields' finalizers run there",
     "refusal class mutated": "the hook builds verifier_guard.CodeRefused, a mutable Python class the test can "
                              "reach: its __init__/__new__/__bases__ run the test's code in the hook",
+    "hook frames in gc.garbage": "gc.set_debug(DEBUG_SAVEALL) puts a collected refusal's traceback frames (the "
+                                 "hook's, with its closure) in gc.garbage, with no audit event",
 }
 
 
