@@ -958,6 +958,27 @@ HACKS += [
          _gc_garbage("pyc_write_refusal.py")),
 ]
 
+# Red team, round 9: `sys.audit("object.__getattr__", fn, "gi_code")` raised by the test. The hook checks that
+# the object is an exact function and the name a code attribute, then reads `getattr(fn, name)`: a function
+# has no gi_code, cr_code, ag_code or f_code descriptor, so the read looks in the function's own __dict__
+# (the test's: a planted str-subclass key's __eq__ runs there), and `protected_code` reads `co_filename` of
+# whatever it finds (a property, or a non-str whose `__class__` isinstance looks up): inside the hook.
+HOLDER_DICT = Path(__file__).resolve().parent / "holder_dict"
+
+
+def _holder_dict(name: str) -> str:
+    return _PRELUDE + _DISARM + (HOLDER_DICT / "_common.py").read_text() + (HOLDER_DICT / name).read_text()
+
+
+HACKS += [
+    Hack("code attribute from a function's __dict__", "fn.__dict__['gi_code'] has a co_filename property",
+         _holder_dict("property_co_filename.py")),
+    Hack("code attribute from a function's __dict__", "fn.__dict__ keyed by a str subclass equal to 'f_code' (__eq__)",
+         _holder_dict("planted_key_eq.py")),
+    Hack("code attribute from a function's __dict__", "fn.__dict__['cr_code'].co_filename's __class__ property (isinstance)",
+         _holder_dict("filename_class_property.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1155,6 +1176,8 @@ OPEN: dict[str, str] = {
                              "reach: its __init__/__new__/__bases__ run the test's code in the hook",
     "hook frames in gc.garbage": "gc.set_debug(DEBUG_SAVEALL) puts a collected refusal's traceback frames (the "
                                  "hook's, with its closure) in gc.garbage, with no audit event",
+    "code attribute from a function's __dict__": "the hook's getattr(fn, 'gi_code') reads the function's own "
+                                                 "__dict__ (keys, values) and co_filename of what it finds",
 }
 
 
