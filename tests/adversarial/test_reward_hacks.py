@@ -979,6 +979,27 @@ HACKS += [
          _holder_dict("filename_class_property.py")),
 ]
 
+# Red team, round 9: the hook turns the collector off while it runs (round 5's finalizer), but `gc.disable`
+# is the interpreter's, not the thread's: another thread of the test calls `gc.enable()` in a loop, with
+# the switch interval at 1 µs the GIL hands it the interpreter inside the hook, and the hook's next
+# allocation (a frame object, its refusal, a traceback) collects with `gc.set_threshold(1)`: a finalizer or
+# a weakref callback of a cycle the test left runs above the hook's frames (`disarm()`).
+GC_RACE = Path(__file__).resolve().parent / "gc_race"
+
+
+def _gc_race(name: str) -> str:
+    return _PRELUDE + _DISARM + (GC_RACE / "_common.py").read_text() + (GC_RACE / name).read_text()
+
+
+HACKS += [
+    Hack("collector on again inside the hook", "a thread's gc.enable() loop; a __del__ runs in a refused __code__ read",
+         _gc_race("enable_loop.py")),
+    Hack("collector on again inside the hook", "the same with a weakref callback of the collected cycle",
+         _gc_race("weakref_callback.py")),
+    Hack("collector on again inside the hook", "the same __del__ in a refused settrace (PermissionError)",
+         _gc_race("settrace_refusals.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1178,6 +1199,8 @@ OPEN: dict[str, str] = {
                                  "hook's, with its closure) in gc.garbage, with no audit event",
     "code attribute from a function's __dict__": "the hook's getattr(fn, 'gi_code') reads the function's own "
                                                  "__dict__ (keys, values) and co_filename of what it finds",
+    "collector on again inside the hook": "gc.disable() is interpreter-wide: another thread's gc.enable() while "
+                                          "the GIL is away from the hook lets it collect there (finalizers)",
 }
 
 
