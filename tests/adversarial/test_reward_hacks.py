@@ -892,6 +892,114 @@ HACKS += [
          _thread_tracer("jump_targets.py"), {"TARGETS": "__import__('r2e_pin_helpers').jump_targets()"}),
 ]
 
+# Red team, round 9 (this issue's round 5): the hook keeps, per thread, the code object types.coroutine last
+# read (`coroutine_seen`) and replaces it on the next read. A code object the test compiled (nothing else
+# holds it once its function is gone) is then freed inside the hook's `check`, reference count 0, with the
+# collector off but finalizers as usual: a weakref callback on it, the `__del__` of its co_filename (a str
+# subclass compile keeps) or a weakref on a nested code object among its constants runs inside the hook,
+# whose frames `f_back` reaches: `disarm()`. Then round 6's distinguisher (`executed_compares`).
+CODE_FREED = Path(__file__).resolve().parent / "code_freed"
+
+
+def _code_freed(name: str) -> str:
+    return _PRELUDE + _DISARM + (CODE_FREED / "_common.py").read_text() + (CODE_FREED / name).read_text()
+
+
+HACKS += [
+    Hack("code object freed in the hook", "a weakref callback on a code types.coroutine read, replaced by its next read",
+         _code_freed("weakref_callback.py")),
+    Hack("code object freed in the hook", "the __del__ of that code's co_filename (a str subclass)",
+         _code_freed("filename_del.py")),
+    Hack("code object freed in the hook", "a weakref callback on a code object among that code's constants",
+         _code_freed("nested_code_weakref.py")),
+]
+
+# Red team, round 9: the hook's refusal of a code attribute builds `CodeRefused`, read from its private scope
+# (round 6's rebinding of the module's name changes nothing). But the scope holds the module's own class
+# object, an ordinary Python class: its `__init__` or `__new__` assigned, or its `__bases__` swapped for a
+# class of the test's with AttributeError's layout, runs the test's code inside the hook at every refusal
+# (a `__code__` read, a hook frame's `tb_frame`): `disarm()`.
+REFUSAL_CLASS = Path(__file__).resolve().parent / "refusal_class"
+
+
+def _refusal_class(name: str) -> str:
+    return _PRELUDE + _DISARM + (REFUSAL_CLASS / "_common.py").read_text() + (REFUSAL_CLASS / name).read_text()
+
+
+HACKS += [
+    Hack("refusal class mutated", "CodeRefused.__init__ assigned; a __code__ read is refused",
+         _refusal_class("init_assigned.py")),
+    Hack("refusal class mutated", "CodeRefused.__new__ assigned; a __code__ read is refused",
+         _refusal_class("new_assigned.py")),
+    Hack("refusal class mutated", "CodeRefused.__bases__ swapped for the test's AttributeError subclass",
+         _refusal_class("bases_assigned.py")),
+    Hack("refusal class mutated", "CodeRefused.__init__ assigned; a hook frame's tb_frame is refused",
+         _refusal_class("tb_frame_trigger.py")),
+]
+
+# Red team, round 9: `tb_frame` refuses the hook's frames in a refusal's traceback (round 5), but the
+# collector hands them out too: with `gc.set_debug(gc.DEBUG_SAVEALL)` every object of an unreachable cycle
+# (the refusal, kept by a reference to itself, with its traceback and the frames it holds) is appended to
+# `gc.garbage`, a plain list — no audit event (only get_objects/get_referrers/get_referents raise one), no
+# lint rule. The hook's finished frame keeps its locals: `state["armed"] = False`.
+GC_GARBAGE = Path(__file__).resolve().parent / "gc_garbage"
+
+
+def _gc_garbage(name: str) -> str:
+    return _PRELUDE + _DISARM + (GC_GARBAGE / "_common.py").read_text() + (GC_GARBAGE / name).read_text()
+
+
+HACKS += [
+    Hack("hook frames in gc.garbage", "DEBUG_SAVEALL keeps a refused settrace's traceback: the hook's frame",
+         _gc_garbage("settrace_refusal.py")),
+    Hack("hook frames in gc.garbage", "the same from a refused __code__ read (CodeRefused)",
+         _gc_garbage("code_refusal.py")),
+    Hack("hook frames in gc.garbage", "the same from a refused .pyc write (the open check)",
+         _gc_garbage("pyc_write_refusal.py")),
+]
+
+# Red team, round 9: `sys.audit("object.__getattr__", fn, "gi_code")` raised by the test. The hook checks that
+# the object is an exact function and the name a code attribute, then reads `getattr(fn, name)`: a function
+# has no gi_code, cr_code, ag_code or f_code descriptor, so the read looks in the function's own __dict__
+# (the test's: a planted str-subclass key's __eq__ runs there), and `protected_code` reads `co_filename` of
+# whatever it finds (a property, or a non-str whose `__class__` isinstance looks up): inside the hook.
+HOLDER_DICT = Path(__file__).resolve().parent / "holder_dict"
+
+
+def _holder_dict(name: str) -> str:
+    return _PRELUDE + _DISARM + (HOLDER_DICT / "_common.py").read_text() + (HOLDER_DICT / name).read_text()
+
+
+HACKS += [
+    Hack("code attribute from a function's __dict__", "fn.__dict__['gi_code'] has a co_filename property",
+         _holder_dict("property_co_filename.py")),
+    Hack("code attribute from a function's __dict__", "fn.__dict__ keyed by a str subclass equal to 'f_code' (__eq__)",
+         _holder_dict("planted_key_eq.py")),
+    Hack("code attribute from a function's __dict__", "fn.__dict__['cr_code'].co_filename's __class__ property (isinstance)",
+         _holder_dict("filename_class_property.py")),
+]
+
+# Red team, round 9: the hook turns the collector off while it runs (round 5's finalizer), but `gc.disable`
+# is the interpreter's, not the thread's: another thread of the test calls `gc.enable()` in a loop, with
+# the switch interval at 1 µs the GIL hands it the interpreter inside the hook, and the hook's next
+# allocation (a frame object, its refusal, a traceback) collects with `gc.set_threshold(1)`: a finalizer or
+# a weakref callback of a cycle the test left runs above the hook's frames (`disarm()`).
+GC_RACE = Path(__file__).resolve().parent / "gc_race"
+
+
+def _gc_race(name: str) -> str:
+    return _PRELUDE + _DISARM + (GC_RACE / "_common.py").read_text() + (GC_RACE / name).read_text()
+
+
+HACKS += [
+    Hack("collector on again inside the hook", "a thread's gc.enable() loop; a __del__ runs in a refused __code__ read",
+         _gc_race("enable_loop.py")),
+    Hack("collector on again inside the hook", "the same with a weakref callback of the collected cycle",
+         _gc_race("weakref_callback.py")),
+    Hack("collector on again inside the hook", "the same __del__ in a refused settrace (PermissionError)",
+         _gc_race("settrace_refusals.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1082,7 +1190,18 @@ def table():
 # is off the stack. verifier_launch: the job on stdin). The outcome stream's forgery is worth padding.
 # Red team round 8 (on d790db0) reopens the hand-made bytecode by two routes round 7 did not close: a real
 # .pyc file written under another name, and code.__new__ from types.coroutine's code with a fake `co`.
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    "code object freed in the hook": "coroutine_seen[ident] = code drops the previous code's last reference inside "
+                                     "the hook: its weakref callbacks and its fields' finalizers run there",
+    "refusal class mutated": "the hook builds verifier_guard.CodeRefused, a mutable Python class the test can "
+                             "reach: its __init__/__new__/__bases__ run the test's code in the hook",
+    "hook frames in gc.garbage": "gc.set_debug(DEBUG_SAVEALL) puts a collected refusal's traceback frames (the "
+                                 "hook's, with its closure) in gc.garbage, with no audit event",
+    "code attribute from a function's __dict__": "the hook's getattr(fn, 'gi_code') reads the function's own "
+                                                 "__dict__ (keys, values) and co_filename of what it finds",
+    "collector on again inside the hook": "gc.disable() is interpreter-wide: another thread's gc.enable() while "
+                                          "the GIL is away from the hook lets it collect there (finalizers)",
+}
 
 
 def _params():

@@ -1,0 +1,5 @@
+
+
+def other(stop):
+    while not stop:
+        gc.enable()
