@@ -364,10 +364,14 @@ def test_the_hook_reads_its_names_from_a_scope_nothing_else_holds(monkeypatch):
     scope = verifier_guard.private_scope()
     hook = scope["_make_hook"]({"submission": "/nowhere/test_x.py", "protected_names": [], "protected_paths": []},
                                None)
-    assert hook.__globals__ is scope and hook.__globals__ is not vars(verifier_guard)
+    # The hook itself has no globals, builtins or closure; what it calls (decide) is a default it deletes
+    # before raising, so the one hook frame a refusal carries out holds nothing.
+    assert hook.__globals__ == {"__builtins__": {}} and hook.__closure__ is None
+    decide, refused = hook.__defaults__
+    assert refused is PermissionError and decide.__globals__ is scope and decide.__globals__ is not vars(verifier_guard)
     # What its closures hold: no module, and no Python function of another module (whose globals would be
     # looked up when it runs, as os.path.realpath's were).
-    foreign, seen, todo = [], set(), [hook]
+    foreign, seen, todo = [], set(), [decide]
     while todo:
         value = todo.pop()
         if id(value) in seen:
@@ -386,6 +390,32 @@ def test_the_hook_reads_its_names_from_a_scope_nothing_else_holds(monkeypatch):
     monkeypatch.setattr(verifier_guard, "_EVENTS", frozenset())
     monkeypatch.setattr(builtins, "PermissionError", KeyError)
     assert scope["_EVENTS"] and scope["__builtins__"]["PermissionError"] is refused
+
+
+def test_no_frame_that_holds_the_hooks_state_outlives_an_event(tmp_path):
+    # Red team round 9: a refusal's traceback, made garbage by a cycle under DEBUG_SAVEALL, put the hook's
+    # frames (their locals: its state) in gc.garbage, where no audit event guards them. Now the only frame
+    # of the hook's that a refusal carries out is the hook function's own, which holds nothing by then.
+    got = guarded(tmp_path, """
+        import gc, sys, target
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        for refused in (lambda: sys.settrace(None), lambda: target.f.__code__, lambda: open("x.pyc", "wb")):
+            try:
+                refused()
+            except (PermissionError, AttributeError) as exc:
+                exc.cycle = exc
+                kinds = type(exc).__mro__
+        gc.collect()
+        frames = [o for o in gc.garbage if type(o).__name__ == "frame"]
+        gc.set_debug(0)
+        hooks = [f for f in frames if f.f_globals == {"__builtins__": {}}]
+        results["frames"] = str(len(hooks))
+        results["their names"] = ",".join(sorted({n for f in hooks for n in f.f_locals}))
+        results["frames of the guard's scope"] = str(sum("_make_hook" in f.f_globals for f in frames))
+        results["refusals are builtin"] = str(kinds[0] in (PermissionError, AttributeError))
+    """)
+    assert got == {"frames": "3", "their names": "args,event,refusal", "frames of the guard's scope": "0",
+                   "refusals are builtin": "True"}
 
 
 def test_paths_resolve_as_realpath_does_with_nothing_looked_up(tmp_path, monkeypatch):

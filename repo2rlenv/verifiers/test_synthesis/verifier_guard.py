@@ -55,11 +55,13 @@ _EVENTS = frozenset({
     "sqlite3.connect", "compile", "sys._current_frames", "sys._getframe", "object.__setattr__", *_OWN_EVENTS,
 })
 _CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
+# Each builtin type whose code attribute raises `object.__getattr__`, paired with that one attribute: the
+# hook reads it through the type's own C getter, never `getattr` (a function has no `gi_code`: getattr
+# would read the function's own __dict__, which holds whatever the test put there; red team round 9).
+_CODE_GETTERS = tuple((kind, name, vars(kind)[name].__get__) for kind, name in (
+    (types.FunctionType, "__code__"), (types.FrameType, "f_code"), (types.GeneratorType, "gi_code"),
+    (types.CoroutineType, "cr_code"), (types.AsyncGeneratorType, "ag_code")) if name in vars(kind))
 _FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
-# The builtin types whose code attributes raise `object.__getattr__`: only these are read by the hook.
-# A tuple, compared by identity (`one_of` in the hook): never hashed or compared through a metaclass.
-_HOLDER_TYPES = (types.FunctionType, types.FrameType, types.GeneratorType, types.CoroutineType,
-                 types.AsyncGeneratorType)
 # Bytes from a .pyc file: the 16-byte header the import system checks, then the marshal data.
 _PYC_HEADER = 16
 # The kernel stamps an inode's change time from a clock that can lag the wall clock by a tick: a file the
@@ -76,8 +78,10 @@ FILENAME, NAME, QUALNAME, FIRSTLINENO, ARGCOUNT, POSONLY, KWONLY, PARAMS, FLAGS,
 _VARARGS, _VARKEYWORDS = 0x04, 0x08
 
 
-class CodeRefused(AttributeError):
-    """Raised for a refused attribute (a code object of changed code): getattr's default applies."""
+# A refused code attribute raises a plain AttributeError (getattr's default applies). Every refusal is of
+# a builtin type: a class of this module's could be given an `__init__` of the test's, which the hook would
+# run when it builds the refusal (red team round 9).
+CodeRefused = AttributeError
 
 
 def install(policy, refusal_fd=None):
@@ -97,7 +101,7 @@ def install(policy, refusal_fd=None):
 
 # The functions that make the hook and the recorder, and what they call when they are made.
 _PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver",
-                   "_frozen_data", "_hook_codes")
+                   "_frozen_data", "_hook_codes", "_hook")
 
 
 def private_scope():
@@ -214,9 +218,9 @@ def _make_hook(policy, refusal_fd):
 
     getframe, get_ident, write = sys._getframe, _thread.get_ident, os.write
     resolve = _path_resolver(os.getcwd, os.readlink)
-    _isinstance, _getattr, _len, _any, _str_str, _bytes_join = isinstance, getattr, len, any, str.__str__, b"".join
+    _getattr, _len, _any, _str_str, _bytes_join = getattr, len, any, str.__str__, b"".join
     _str, _bytes, _int, _type, _list, _tuple = str, bytes, int, type, list, tuple
-    _memoryview, _id = memoryview, id
+    _memoryview, _id, _code = memoryview, id, types.CodeType
     _fn, _method, _frame, _tb = types.FunctionType, types.MethodType, types.FrameType, types.TracebackType
     submission = policy["submission"]
     names = frozenset(policy["protected_names"])
@@ -241,6 +245,7 @@ def _make_hook(policy, refusal_fd):
     guarded_code = _guarded_handler.__code__
     coroutine_code, types_dict = _getattr(types.coroutine, "__code__", None), vars(types)
     coroutine_seen = {}  # thread ident → the code of the exact function types.coroutine last read
+    held = []  # every code object coroutine_seen has held: none is ever freed inside the hook
     import threading
 
     bootstrap = _getattr(threading.Thread._bootstrap_inner, "__code__", None)
@@ -258,7 +263,7 @@ def _make_hook(policy, refusal_fd):
     hook_codes = {}
     import gc
 
-    gc_enabled, gc_disable, gc_enable = gc.isenabled, gc.disable, gc.enable
+    gc_enabled, gc_disable, gc_enable, gc_freeze, gc_unfreeze = gc.isenabled, gc.disable, gc.enable, gc.freeze, gc.unfreeze
 
     def log(what):
         if refusal_fd is not None and state["logged"] < _MAX_LOGGED:
@@ -276,7 +281,7 @@ def _make_hook(policy, refusal_fd):
 
     def refuse_attribute(what):
         log(what)
-        raise CodeRefused(f"repo2rlenv verifier: {what} is not allowed in a graded test run")
+        raise AttributeError(f"repo2rlenv verifier: {what} is not allowed in a graded test run")
 
     def text(value):
         """An exact str for a path argument, or None. Only exact types: the hook never runs a method of an
@@ -358,11 +363,14 @@ def _make_hook(policy, refusal_fd):
         return filename in paths or base(filename) in names
 
     def protected_code(code):
-        filename = _getattr(code, "co_filename", None)
+        if _type(code) is not _code:
+            return False
+        filename = code.co_filename
         if _type(filename) is not _str:
             # A str subclass (compile and loaders keep one) would hash and compare through its own methods;
-            # str.__str__ gives a plain copy without calling any of them (red team round 3).
-            if not _isinstance(filename, _str):
+            # str.__str__ gives a plain copy without calling any of them (red team round 3). Its type's
+            # own mro says it is one: `isinstance` would read a `__class__` of the test's.
+            if not one_of(_str, _type(filename).__mro__):
                 return False
             filename = _str_str(filename)
         return changed_name(filename)
@@ -446,9 +454,16 @@ def _make_hook(policy, refusal_fd):
             name = args[1] if _len(args) > 1 and _type(args[1]) is _str else None
             if name == "__code__" and _type(args[0]) is _fn and frame is not None and frame.f_code is coroutine_code \
                     and frame.f_globals is types_dict:
-                coroutine_seen[get_ident()] = args[0].__code__
-            if name in _CODE_ATTRS and one_of(_type(args[0]), _HOLDER_TYPES) and protected_code(_getattr(args[0], name, None)):
-                refuse_attribute(f"reading the code object of changed code ({name})")
+                # Kept for good: replacing the entry must never drop a code object's last reference here,
+                # where its weakref callbacks and its fields' finalizers would run (red team round 9).
+                held.append(args[0].__code__)
+                coroutine_seen[get_ident()] = held[-1]
+            if name in _CODE_ATTRS:
+                for kind, attribute, getter in _CODE_GETTERS:
+                    if _type(args[0]) is kind:
+                        if attribute == name and protected_code(getter(args[0])):
+                            refuse_attribute(f"reading the code object of changed code ({name})")
+                        break
             if name == "tb_frame" and _type(args[0]) is _tb and ours(args[0].tb_frame.f_code):
                 refuse_attribute("reading a frame of the verifier's audit hook (tb_frame)")
         elif event == "object.__setattr__":
@@ -519,52 +534,86 @@ def _make_hook(policy, refusal_fd):
             elif event == COVER_DUMP:
                 recorder[2]()
 
-    def hook(event, args):
+    def decide(event, args):
+        """The verdict on one event: None, or the refusal the hook raises (a fresh exception of a builtin
+        type, with no traceback). It never raises: the frames of its refusals stay inside it and are freed
+        here, by reference count, so none of them — they hold the hook's state — can end up anywhere a
+        test reaches (gc.garbage under DEBUG_SAVEALL, red team round 9); the only frame a refusal carries
+        out is the hook's own (`_hook`), which holds nothing."""
         if _type(event) is not _str:  # a str subclass (sys.audit takes one) would run its own __eq__ here
             event = _str_str(event)
         if event not in _EVENTS and not event.startswith("ctypes."):
-            return
+            return None
         ident = get_ident()
         if ident in busy:
             # The hook's own attribute reads and frame lookups, and the recorder's set-up. No code of the
-            # submission runs while the hook does: it touches exact builtin types only, and the collector
-            # (whose finalizers would run here) is off meanwhile. A Python signal handler still could:
+            # submission runs while the hook does: it touches exact builtin types only, keeps every code
+            # object it took (none is freed here), and the collector is off meanwhile with all that existed
+            # before frozen (another thread may switch it back on: then only what is made during the
+            # event can be collected, never the test's earlier garbage). A Python signal handler still could:
             # docs/integrity.md, "What it cannot do".
-            return
+            return None
         busy.add(ident)
         collecting = gc_enabled()
         if collecting:
             gc_disable()
+        armed = state["armed"]
+        if armed:
+            gc_freeze()
+        failure = None
         try:
             if event in _OWN_EVENTS:
-                own_event(event, args, getframe(1))
-                return
-            if not state["armed"]:
+                own_event(event, args, getframe(2))
+            elif not armed:
                 if event == "exec" and recorder is not None:  # the target's own code, as its import made it
                     recorder[4](args[0])
                 if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
                     state["armed_ns"] = time_ns()
                     state["armed"] = True
-                return
-            if event == "exec":
-                return
-            if event.startswith("ctypes."):
+            elif event == "exec":
+                pass
+            elif event.startswith("ctypes."):
                 refuse(f"ctypes ({event})")
-            check(event, args, getframe(1))
+            else:
+                check(event, args, getframe(2))
+        except BaseException as exc:  # noqa: BLE001 — every refusal, and any fault of the hook's, refuses
+            message = exc.args[0] if _len(exc.args) and _type(exc.args[0]) is _str else (
+                f"repo2rlenv verifier: {event} refused (the audit hook failed: {_type(exc).__name__})")
+            failure = (AttributeError if _type(exc) is AttributeError else PermissionError, message)
         finally:
+            if armed:
+                gc_unfreeze()
             if collecting:
                 gc_enable()
             busy.discard(ident)
+        return None if failure is None else failure[0](failure[1])
 
     for code in _hook_codes():
         hook_codes[_id(code)] = code
-    return hook
+    # The hook itself: no globals, no builtins, no closure; what it calls it holds as a default, which it
+    # deletes before it raises, so that its frame (the one a refusal's traceback holds) holds nothing.
+    return types.FunctionType(_hook.__code__, {"__builtins__": {}}, "hook", (decide, PermissionError))
+
+
+def _hook(event, args, _decide=None, _refused=None):
+    """The audit hook: `_make_hook` gives this code its own function, with `decide` and PermissionError as
+    its defaults, no globals and no builtins. Deleting them before raising leaves nothing in the one hook
+    frame a refusal's traceback carries out; `decide` itself never raises. It is reached at the recursion
+    limit too: then it refuses."""
+    try:
+        refusal = _decide(event, args)
+    except:  # noqa: E722 — no builtins here to name BaseException; only a full stack: decide never raises
+        refusal = _refused("repo2rlenv verifier: the audit hook could not run (the stack is full)")
+    del _decide, _refused
+    if refusal is not None:
+        raise refusal
 
 
 def _hook_codes():
-    """Every code object whose frames are the hook's (its functions, the recorder's, the path resolver's):
-    never handed out, and no signal handler runs above one."""
-    return [c for maker in (_make_hook, _make_recorder, _path_resolver) for c in _nested_codes(maker.__code__)]
+    """Every code object whose frames are the hook's (the hook, its functions, the recorder's, the path
+    resolver's): never handed out, and no signal handler runs above one."""
+    return [_hook.__code__,
+            *(c for maker in (_make_hook, _make_recorder, _path_resolver) for c in _nested_codes(maker.__code__))]
 
 
 def _frozen_data():

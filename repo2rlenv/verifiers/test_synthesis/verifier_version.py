@@ -26,8 +26,11 @@ them; the hook hashes no code object or foreign str and reads no frame's f_local
 resolver's frames are the hook's; Python signal handlers wait until no hook frame is on the stack; the
 subprocess fallback sends the job (and the coverage key) on stdin, not argv; round 4: a .pyc counts only if
 its inode is older than the submission, and types.coroutine builds code only from the exact function it read.
-INTEGRITY_VERSION 7.
+INTEGRITY_VERSION 7. 8: red team round 5 (no code of the test's runs inside the hook: `_hook` holds nothing
+and raises only builtin refusals built fresh, `decide` never raises, code attributes through each type's C
+getter, code objects it took are kept, the heap is frozen during an event); only A records coverage; the
+zygote rehearses one pytest session before forking. INTEGRITY_VERSION 8.
 """
 
-VERIFIER_VERSION = 7
-INTEGRITY_VERSION = 7
+VERIFIER_VERSION = 8
+INTEGRITY_VERSION = 8
