@@ -197,7 +197,8 @@ def session_plugin_refusals(session, plugins: list[str], import_roots: list[str]
 class TargetNeeds:
     """What a task's target module needs at import beyond what graded runs map: `refused` ({module: why}, a
     module the allowlist refuses without which the import fails: no task of this module can grade) and
-    `exposed` (memory primitives without which the import fails: the task maps them, docs/integrity.md)."""
+    `exposed` (memory primitives without which the import fails: the task maps them; and the raw-address
+    libraries it loads, never refused but recorded the same way: docs/integrity.md)."""
 
     refused: dict[str, str] = field(default_factory=dict)
     exposed: tuple[str, ...] = ()
@@ -219,15 +220,17 @@ def session_target_needs(session, module: str, import_roots: list[str],
         return TargetNeeds()  # it does not import even here: the gates and the oracle decide
     other = {name: why for name, why in first.refused.items() if name not in primitives}
     unmapped = [w for w in first.watched if w in primitives and w not in exposed]
+    raw = [w for w in first.watched if w in RAW_ADDRESS_LIBRARIES and w not in exposed]
     if other:
         without = session_import_needs(session, module, expose=primitives, blocked=sorted(other), **kw)
         if without is not None and without.error:
             return TargetNeeds(refused=other)
+    needed: list[str] = []
     if unmapped:
         without = session_import_needs(session, module, expose=primitives, blocked=sorted([*other, *unmapped]), **kw)
         if without is not None and without.error:
-            return TargetNeeds(exposed=tuple(sorted(unmapped)))
-    return TargetNeeds()
+            needed = unmapped
+    return TargetNeeds(exposed=tuple(sorted({*needed, *raw})))
 
 
 def graded_plugins_under_barrier(session, import_roots: list[str],

@@ -113,7 +113,7 @@ def test_a_target_needs_what_its_import_fails_without_not_what_it_merely_loads(t
     root = _project(tmp_path / "proj", "calc", "")
     modules = {"hard": "import ctypes\n", "soft": "try:\n    import ctypes\nexcept ImportError:\n    ctypes = None\n",
                "refused": "import readline\n", "optional": "try:\n    import readline\nexcept ImportError:\n    pass\n",
-               "plain": "import json\n"}
+               "plain": "import json\n", "numeric": "import sys\nsys.modules['numpy'] = sys\n"}  # numpy, as the probe sees it (not in the image)
     for name, body in modules.items():
         (root / "src" / "calc" / f"{name}.py").write_text(body)
     session = _session(root)
@@ -122,5 +122,6 @@ def test_a_target_needs_what_its_import_fails_without_not_what_it_merely_loads(t
     finally:
         session.close()
     assert needs["hard"] == TargetNeeds(exposed=("_ctypes",))
+    assert needs["numeric"] == TargetNeeds(exposed=("numpy",))  # loaded, never refused: recorded
     assert needs["soft"] == needs["optional"] == needs["plain"] == TargetNeeds()
     assert list(needs["refused"].refused) == ["readline"] and "readline" in needs["refused"].why()

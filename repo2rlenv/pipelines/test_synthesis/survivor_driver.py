@@ -178,9 +178,9 @@ class Synthesizer:
                         f"importing {cand.function.module} needs {needs.why()}: refused by the native allowlist "
                         "of graded runs (docs/integrity.md), so the module does not import there"[:500])
         if needs.exposed:
-            cand.apply(GateResult(gate="target needs a memory primitive", passed=True,
-                                  detail=f"importing {cand.function.module} fails without {', '.join(needs.exposed)}: "
-                                         "mapped in its graded runs (native_exposed, docs/integrity.md)"))
+            cand.apply(GateResult(gate="target exposes raw memory", passed=True,
+                                  detail=f"importing {cand.function.module} needs or loads {', '.join(needs.exposed)}: "
+                                         "reachable in its graded runs (native_exposed, docs/integrity.md)"))
         test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
         if (late := timer.before("oracle")) is not None:
             return late
