@@ -49,6 +49,51 @@ class ValidationResult(BaseModel):
     existing: RunOutcome | None = None
     problems: list[str] = Field(default_factory=list)
 
+    def a_crash(self) -> tuple[str, bool] | None:
+        """(the line saying why, whether no case had run) when the oracle's graded run on A crashed (no
+        report: a plugin that cannot load, a kill, a native module refused mid-run); else None."""
+        run = _run_on_a(self.oracle.details)
+        if run is None or run.get("status") != "crashed":
+            return None
+        return crash_line(str(run.get("output_tail") or "")), not run.get("n_cases")
+
+
+def _run_on_a(details: dict[str, Any]) -> dict[str, Any] | None:
+    runs = details.get("variants")
+    for run in runs if isinstance(runs, list) else []:
+        if isinstance(run, dict) and run.get("name") == "A":
+            return run
+    return None
+
+
+# What seccomp's refusal of a new executable mapping looks like from the loader: a module the graded runs'
+# native allowlist refuses (verifier_native), imported after the barrier.
+_REFUSED_MAPPING = "failed to map segment"
+
+
+def crash_line(tail: str) -> str:
+    """The line of a crashed run's output that says why: pytest's "Error while loading plugin" and the last
+    error line (`E   ...`), else the last line; said to be a native-allowlist refusal when it is one."""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    if not lines:
+        return "no output (killed?)"
+    plugin = next((ln for ln in lines if ln.startswith("Error while loading plugin")), None)
+    error = next((ln for ln in reversed(lines) if ln.startswith("E ")), None)
+    parts = [p for p in (plugin, error[1:].strip() if error else None) if p] or [lines[-1]]
+    line = ": ".join(parts)
+    if _REFUSED_MAPPING in tail:
+        line += " (a native module the graded runs' allowlist refuses, verifier_native)"
+    return line[:400]
+
+
+def _oracle_problem(oracle: RunOutcome) -> str | None:
+    """Why the oracle's grading is not a pass (with the crash's own line when its run on A crashed)."""
+    if oracle.reward == 1.0:
+        return None
+    run = _run_on_a(oracle.details)
+    why = f" — {crash_line(str(run.get('output_tail') or ''))}" if run and run.get("status") == "crashed" else ""
+    return f"oracle scored {oracle.reward} (needs 1.0): {oracle.details.get('reason', '')}{why}"
+
 
 def task_image_tag(task: TaskPaths) -> str:
     """The tag of the task's environment image: its name and its environment dir's content."""
@@ -166,8 +211,8 @@ def validate_task(task: TaskPaths, *, client: Any = None, limits: Limits | None 
     runner = TaskRunner(client, task, image, limits)
     problems = []
     oracle = runner.trial(runner.solve_with_oracle)
-    if oracle.reward != 1.0:
-        problems.append(f"oracle scored {oracle.reward} (needs 1.0): {oracle.details.get('reason', '')}")
+    if (problem := _oracle_problem(oracle)) is not None:
+        problems.append(problem)
     empty = runner.trial(lambda _s: None)
     if empty.reward != 0.0:
         problems.append(f"empty submission scored {empty.reward} (needs 0.0)")
@@ -209,8 +254,8 @@ def validate_task_locally(task: TaskPaths, *, python: str, check_existing: bool 
     oracle_text = (task.solution / Path(test_path).name).read_text()
     problems = []
     oracle = trial(oracle_text)
-    if oracle.reward != 1.0:
-        problems.append(f"oracle scored {oracle.reward} (needs 1.0): {oracle.details.get('reason', '')}")
+    if (problem := _oracle_problem(oracle)) is not None:
+        problems.append(problem)
     empty = trial(None)
     if empty.reward != 0.0:
         problems.append(f"empty submission scored {empty.reward} (needs 0.0)")

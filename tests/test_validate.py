@@ -58,3 +58,32 @@ def test_validate_rejects_a_directory_that_is_not_a_dataset(tmp_path):
     res = cli("validate", str(tmp_path))
     assert res.returncode == 2
     assert res.stderr.strip().startswith("error: not a repo2rlenv dataset")
+
+
+# The output tail of jsonpickle's runs on A (issue 34), as the verifier recorded it.
+_PLUGIN_CRASH = '''Error while loading plugin "jaraco.vcs.fixtures".
+/opt/venv/lib/python3.11/site-packages/jaraco/path.py:18: in <module>
+    import ctypes
+/usr/lib/python3.11/ctypes/__init__.py:8: in <module>
+    from _ctypes import Union, Structure, Array
+E   ImportError: /usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so: failed to map segment from shared object
+'''
+
+
+def _validation(status: str, tail: str, n_cases: int = 0):
+    from repo2rlenv.validate import RunOutcome, ValidationResult
+
+    details = {"reason": "the run on A did not finish (crashed)",
+               "variants": [{"name": "A", "status": status, "n_cases": n_cases, "output_tail": tail}]}
+    return ValidationResult(task_id="t", ok=False, oracle=RunOutcome(reward=0.0, details=details),
+                            empty=RunOutcome(reward=0.0))
+
+
+def test_a_crash_on_a_is_told_in_one_line_naming_its_cause():
+    line, before_cases = _validation("crashed", _PLUGIN_CRASH).a_crash()
+    assert line.startswith('Error while loading plugin "jaraco.vcs.fixtures".: ImportError: ')
+    assert "failed to map segment" in line and line.endswith("(a native module the graded runs' allowlist refuses, verifier_native)")
+    assert before_cases
+    assert _validation("crashed", "..\nFatal Python error: Segmentation fault\n", n_cases=3).a_crash() == (
+        "Fatal Python error: Segmentation fault", False)
+    assert _validation("ok", _PLUGIN_CRASH).a_crash() is None

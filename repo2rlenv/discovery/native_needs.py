@@ -14,6 +14,7 @@ way (its arrays take raw addresses) but never refused.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo2rlenv.verifiers.test_synthesis.verifier_native import MEMORY_PRIMITIVES, RAW_ADDRESS_LIBRARIES
@@ -96,3 +97,148 @@ def session_native_needs(session, tree: Path, import_roots: list[str]) -> list[s
                 return []
             return [n for n in found if n in WATCHED]
     return []
+
+
+# --- what a graded run would refuse to map ----------------------------------------------------------------------
+
+# Imports one module in a fresh interpreter — a pytest plugin by its entry-point name (what `-p NAME` loads), or a
+# module of the project — and judges every extension module then loaded by the graded runs' own rule
+# (`verifier_native.classify`, whose source comes in argv[1]: the files are the image's, so they are read there).
+# The modules in argv[7] are blocked first (their import raises ImportError), as in a graded run that refuses them.
+# A graded run maps only the allowed ones before its barrier; one that is refused fails to map after it
+# ("failed to map segment"): a plugin's import then aborts every run's pytest start (jaraco.vcs.fixtures imports
+# ctypes: issue 34, every jsonpickle task "crashed" on A), a target's import loses the library (gmpy2).
+_REFUSED_PROBE = """\
+import importlib, json, os, sys
+src, kind, name = sys.argv[1], sys.argv[2], sys.argv[3]
+roots, expose, watch = json.loads(sys.argv[4]), json.loads(sys.argv[5]), json.loads(sys.argv[6])
+for blocked in json.loads(sys.argv[7]):  # as a graded run sees a module it cannot map: an ImportError
+    sys.modules[blocked] = None
+native = {"__name__": "r2e_verifier_native"}
+exec(compile(src, "verifier_native.py", "exec"), native)
+sys.path[:0] = [os.path.join(os.getcwd(), r) for r in roots]
+error = ""
+try:
+    if kind == "plugin":
+        import importlib.metadata as m
+        eps = [e for e in m.entry_points(group="pytest11") if e.name == name]
+        eps[0].load() if eps else importlib.import_module(name)
+    else:
+        importlib.import_module(name)
+except BaseException as exc:
+    error = ("%s: %s" % (type(exc).__name__, exc))[:300]
+ends, stdlib = native["suffixes"](), native["stdlib_dirs"]()
+refused = {}
+for mod_name, mod in sorted(sys.modules.items()):
+    path = getattr(mod, "__file__", None)
+    if isinstance(path, str) and path.endswith(ends):
+        verdict, why = native["classify"](path, stdlib, ends, expose)
+        if verdict != "allowed":
+            refused[mod_name] = why
+print("R2E-REFUSED " + json.dumps({"refused": refused, "watched": sorted(w for w in watch if w in sys.modules),
+                                   "error": error}))
+"""
+
+
+@dataclass(frozen=True)
+class ImportNeeds:
+    """What importing one module loads that matters to a graded run: the extension modules the native
+    allowlist refuses ({module: why}; a memory primitive counts unless exposed), the watched modules
+    (`WATCHED`: memory primitives and raw-address libraries) it loads, and its import error, if any."""
+
+    refused: dict[str, str] = field(default_factory=dict)
+    watched: tuple[str, ...] = ()
+    error: str = ""
+
+    def why(self) -> str:
+        """One line: which refused modules, and why each (the first three)."""
+        return "; ".join(f"{name} ({why})" for name, why in sorted(self.refused.items())[:3])
+
+
+def session_import_needs(session, name: str, *, kind: str, import_roots: list[str],
+                         expose: list[str] | tuple[str, ...] = (),
+                         blocked: list[str] | tuple[str, ...] = ()) -> ImportNeeds | None:
+    """`ImportNeeds` of importing `name` (`kind`: "plugin", an entry-point name of group pytest11 as graded runs
+    load it with -p, or "module") in the sandbox `session` (its cwd is the project's tree), with the modules
+    `blocked` unimportable; None when the probe itself fails (no verdict: the caller keeps what it had)."""
+    from repo2rlenv.verifiers.test_synthesis import verifier_native
+
+    source = Path(verifier_native.__file__).read_text()
+    argv = [session.python, "-c", _REFUSED_PROBE, source, kind, name, json.dumps(list(import_roots)),
+            json.dumps(sorted(expose)), json.dumps(sorted(WATCHED)), json.dumps(sorted(blocked))]
+    res = session.exec(argv, timeout=PROBE_TIMEOUT_SEC)
+    for line in reversed((res.stdout or "").splitlines()):
+        if line.startswith("R2E-REFUSED "):
+            try:
+                data = json.loads(line[len("R2E-REFUSED "):])
+                return ImportNeeds(refused={str(k): str(v) for k, v in data["refused"].items()},
+                                   watched=tuple(w for w in data["watched"] if w in WATCHED),
+                                   error=str(data.get("error") or ""))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return None
+    return None
+
+
+def session_plugin_refusals(session, plugins: list[str], import_roots: list[str],
+                            expose: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """{plugin: why} of the graded plugins whose import loads an extension module graded runs refuse (a memory
+    primitive the project's own import does not expose, or a module the allowlist refuses). Such a plugin cannot
+    load under the barrier, and `-p` aborts pytest's start on it: every graded run would crash on A. They are
+    left out of graded runs (the suite's fixtures from them are then missing, which only a test using them notices)."""
+    out: dict[str, str] = {}
+    for name in plugins:
+        needs = session_import_needs(session, name, kind="plugin", import_roots=import_roots, expose=expose)
+        if needs is not None and needs.refused:
+            out[name] = f"its import loads what graded runs refuse: {needs.why()}"
+    return out
+
+
+@dataclass(frozen=True)
+class TargetNeeds:
+    """What a task's target module needs at import beyond what graded runs map: `refused` ({module: why}, a
+    module the allowlist refuses without which the import fails: no task of this module can grade) and
+    `exposed` (memory primitives without which the import fails: the task maps them; and the raw-address
+    libraries it loads, never refused but recorded the same way: docs/integrity.md)."""
+
+    refused: dict[str, str] = field(default_factory=dict)
+    exposed: tuple[str, ...] = ()
+
+    def why(self) -> str:
+        return "; ".join(f"{name} ({why})" for name, why in sorted(self.refused.items())[:3])
+
+
+def session_target_needs(session, module: str, import_roots: list[str],
+                         exposed: list[str] | tuple[str, ...] = ()) -> TargetNeeds:
+    """`TargetNeeds` of the project module `module` in the sandbox `session`. A module is needed when the import
+    fails with it blocked, not merely because the import loads it (numpy imports ctypes but does without it):
+    nothing is exposed, and nothing dropped, that graded runs can do without. Probes only as far as it must (one
+    import when nothing refused is loaded); an unknown verdict needs nothing (validation still decides)."""
+    primitives = tuple(MEMORY_PRIMITIVES)
+    kw = {"kind": "module", "import_roots": import_roots}
+    first = session_import_needs(session, module, expose=primitives, **kw)
+    if first is None or first.error:
+        return TargetNeeds()  # it does not import even here: the gates and the oracle decide
+    other = {name: why for name, why in first.refused.items() if name not in primitives}
+    unmapped = [w for w in first.watched if w in primitives and w not in exposed]
+    raw = [w for w in first.watched if w in RAW_ADDRESS_LIBRARIES and w not in exposed]
+    if other:
+        without = session_import_needs(session, module, expose=primitives, blocked=sorted(other), **kw)
+        if without is not None and without.error:
+            return TargetNeeds(refused=other)
+    needed: list[str] = []
+    if unmapped:
+        without = session_import_needs(session, module, expose=primitives, blocked=sorted([*other, *unmapped]), **kw)
+        if without is not None and without.error:
+            needed = unmapped
+    return TargetNeeds(exposed=tuple(sorted({*needed, *raw})))
+
+
+def graded_plugins_under_barrier(session, import_roots: list[str],
+                                 exposed: list[str] | tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
+    """The image's graded plugins (`pytest_setup.session_graded_plugins`) that can load under a graded run's
+    barrier, and {plugin: why} of those left out (`session_plugin_refusals`)."""
+    from repo2rlenv.discovery.pytest_setup import session_graded_plugins
+
+    plugins = session_graded_plugins(session)
+    left_out = session_plugin_refusals(session, plugins, import_roots, exposed)
+    return [p for p in plugins if p not in left_out], left_out

@@ -74,3 +74,54 @@ def test_the_probe_finds_what_the_suite_s_conftest_loads(tmp_path, docker_ready)
         assert session_native_needs(session, root, ["src"]) == ["_ctypes"]
     finally:
         session.close()
+
+
+def _session(root: Path):
+    from repo2rlenv.sandbox.docker import DockerSandbox
+
+    sandbox = DockerSandbox(base_image=os.environ.get("R2E_BASE_IMAGE", "repo2rlenv-base:bookworm"),
+                            limits=Limits(timeout_sec=120, memory_mb=1024, pids=256), tag_name="native-needs")
+    sandbox.prepare(root)
+    return sandbox.open()
+
+
+def test_a_plugin_whose_import_loads_a_refused_module_is_left_out_of_graded_runs(tmp_path, docker_ready):
+    # Issue 34: jsonpickle's image has jaraco.vcs.fixtures (a pytest11 entry point) importing ctypes; loaded with
+    # -p under the barrier it aborted every graded run's start. Plugins here are modules of the project (the
+    # probe falls back to importing the name when no entry point has it, as `-p` does).
+    from repo2rlenv.discovery.native_needs import session_plugin_refusals
+
+    root = _project(tmp_path / "proj", "calc", "")
+    (root / "src" / "calc_vcs_fixtures.py").write_text("import ctypes\n")
+    (root / "src" / "calc_fixtures.py").write_text("import json\n")
+    session = _session(root)
+    try:
+        left_out = session_plugin_refusals(session, ["calc_vcs_fixtures", "calc_fixtures"], ["src"])
+        assert list(left_out) == ["calc_vcs_fixtures"] and "_ctypes" in left_out["calc_vcs_fixtures"]
+        # The project's own import exposes ctypes already: the plugin adds nothing graded runs refuse.
+        assert session_plugin_refusals(session, ["calc_vcs_fixtures"], ["src"], expose=["_ctypes"]) == {}
+    finally:
+        session.close()
+
+
+def test_a_target_needs_what_its_import_fails_without_not_what_it_merely_loads(tmp_path, docker_ready):
+    # pandas imports ctypes unconditionally (jsonpickle.ext.pandas: exposed for that task, as docs/integrity.md
+    # says); numpy loads it but does without; readline is refused by the allowlist by name (like gmpy2, which
+    # imports PyRun_StringFlags): a module that cannot import without it has no task that can grade.
+    from repo2rlenv.discovery.native_needs import TargetNeeds, session_target_needs
+
+    root = _project(tmp_path / "proj", "calc", "")
+    modules = {"hard": "import ctypes\n", "soft": "try:\n    import ctypes\nexcept ImportError:\n    ctypes = None\n",
+               "refused": "import readline\n", "optional": "try:\n    import readline\nexcept ImportError:\n    pass\n",
+               "plain": "import json\n", "numeric": "import sys\nsys.modules['numpy'] = sys\n"}  # numpy, as the probe sees it (not in the image)
+    for name, body in modules.items():
+        (root / "src" / "calc" / f"{name}.py").write_text(body)
+    session = _session(root)
+    try:
+        needs = {name: session_target_needs(session, f"calc.{name}", ["src"]) for name in modules}
+    finally:
+        session.close()
+    assert needs["hard"] == TargetNeeds(exposed=("_ctypes",))
+    assert needs["numeric"] == TargetNeeds(exposed=("numpy",))  # loaded, never refused: recorded
+    assert needs["soft"] == needs["optional"] == needs["plain"] == TargetNeeds()
+    assert list(needs["refused"].refused) == ["readline"] and "readline" in needs["refused"].why()

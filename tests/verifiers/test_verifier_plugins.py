@@ -49,3 +49,21 @@ def test_a_plugin_named_like_a_module_already_imported_does_not_crash_a_strict_s
                      pytest_plugins=["json", "shopcalc_fixtures"])
     details = task.score()
     assert details["reward"] == 1.0, [v["output_tail"][-300:] for v in details["variants"]]
+
+
+def test_a_listed_plugin_whose_import_loads_ctypes_crashes_every_run_on_a_and_validation_says_why(make_task, kit):
+    # Issue 34 (jsonpickle): the image's jaraco.vcs.fixtures plugin imports ctypes. `_ctypes` is refused in graded
+    # runs (a memory primitive), so `-p` aborts pytest's start: the run on A "crashed" for every task of the repo.
+    # Generation now leaves such a plugin out (discovery/native_needs.session_plugin_refusals); validation names it.
+    from repo2rlenv.validate import crash_line
+
+    ctypes_plugin = "import ctypes  # jaraco.path does this at import\n\n" + PLUGIN
+    task = make_task(USES_FIXTURE, extra_files={PLUGIN_REL: ctypes_plugin}, pytest_plugins=["shopcalc_fixtures"])
+    details = task.score()
+    assert details["reward"] == 0.0
+    assert details["reason"] == "the run on A did not finish (crashed)"
+    run_a = next(v for v in details["variants"] if v["name"] == "A")
+    line = crash_line(run_a["output_tail"])
+    # An entry point's failure reads 'Error while loading plugin "NAME"', a module's 'Error importing plugin "NAME"'.
+    assert 'plugin "shopcalc_fixtures"' in line, run_a["output_tail"]
+    assert "_ctypes" in line and "allowlist refuses" in line

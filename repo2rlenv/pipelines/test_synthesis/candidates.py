@@ -35,6 +35,13 @@ class SkipReason(str, Enum):
     over_limit = "limit reached"
     aprime_broken = "no behaviour-preserving rewrite passes the suite"
     validation_failed = "task failed validation"
+    # Issue 34: a target whose import needs an extension module the graded runs' native allowlist refuses
+    # (gmpy2 imports PyRun_StringFlags): its tasks cannot grade, so it is dropped before any oracle is searched.
+    native_refused = "the target's import needs a native module graded runs refuse"
+    # A task whose oracle's graded run on A crashed: an environment-level failure that repeats, so the other
+    # candidates of its function (of its module, when the run crashed before running any case) are skipped.
+    run_crashed = "the graded run on A crashed (validation)"
+    after_crash = "an earlier task of this function or module crashed in its graded run"
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,8 +50,7 @@ from repo2rlenv.pipelines.test_synthesis.gate.scope import Scope, commit_scope
 from repo2rlenv.pipelines.test_synthesis.mine.mutation import mutants_of
 from repo2rlenv.pipelines.test_synthesis.gate.batch import BatchGateRunner, gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
-from repo2rlenv.discovery.native_needs import session_native_needs
-from repo2rlenv.discovery.pytest_setup import session_graded_plugins
+from repo2rlenv.discovery.native_needs import graded_plugins_under_barrier, session_native_needs
 from repo2rlenv.sandbox.generated import generated_files
 from repo2rlenv.pipelines.test_synthesis.survivor_driver import SynthesisContext, Synthesizer
 from repo2rlenv.pipelines.test_synthesis.emit.validation import task_validator
@@ -400,12 +399,12 @@ class CommitGating:
 
         if active.gates is None:
             active.gates = gate_runner_for(self.options, active.runner, commit.baseline)
+        exposed = session_native_needs(active.env.session, commit.tree, commit.plan.import_roots)
+        plugins, _ = graded_plugins_under_barrier(active.env.session, commit.plan.import_roots, exposed)
         return dataclasses.replace(self.synthesis, suite=active.runner, baseline=commit.baseline, a_dir=commit.tree,
                                    ref=commit.sha, install=commit.plan, validator=validator, gates=active.gates,
                                    siblings_of=siblings_of, generated=generated_files(active.env.session, commit.tree),
-                                   pytest_plugins=session_graded_plugins(active.env.session),
-                                   native_exposed=session_native_needs(active.env.session, commit.tree,
-                                                                       commit.plan.import_roots),
+                                   pytest_plugins=plugins, native_exposed=exposed, target_needs={},
                                    whole_suite=(None if commit.whole is not None
                                                 else lambda: self._whole_suite(commit, active.runner)))
 

@@ -33,10 +33,9 @@ from repo2rlenv.pipelines.test_synthesis.mine.commit_pair import SEVERAL_GATE
 from repo2rlenv.pysource.functions import FunctionRecord
 from repo2rlenv.pipelines.test_synthesis.gate.batch import gate_runner_for
 from repo2rlenv.pipelines.test_synthesis.gate.gates import baseline_coverage
-from repo2rlenv.discovery.native_needs import session_native_needs
+from repo2rlenv.discovery.native_needs import graded_plugins_under_barrier, session_native_needs
 from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates
 from repo2rlenv.sandbox.generated import generated_files
-from repo2rlenv.discovery.pytest_setup import session_graded_plugins
 from repo2rlenv.pipelines.test_synthesis.emit.emit import task_id_for
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.ref_setup import open_ref, ref_baseline
@@ -166,12 +165,16 @@ class TestSynthesisPipeline:
         try:
             # Read before any test runs in the workspace: what is new there now, the build wrote.
             generated = generated_files(session, a_dir)
-            plugins = session_graded_plugins(session)
             exposed = session_native_needs(session, a_dir, plan.import_roots)
             result.details["native_exposed"] = exposed
             if exposed:
                 rep.warn(f"the project imports {', '.join(exposed)} (raw memory access): a submission can reach it "
                          f"in graded runs too; the tasks record it (native_exposed, docs/integrity.md)")
+            plugins, left_out = graded_plugins_under_barrier(session, plan.import_roots, exposed)
+            if left_out:
+                result.details["plugins_left_out"] = left_out
+                rep.warn("pytest plugins left out of graded runs (their import needs a native module the runs "
+                         "refuse): " + "; ".join(f"{name}: {why}" for name, why in sorted(left_out.items())))
             baseline = self._baseline = ref_baseline(ctx, options, ref)
             self._report_baseline(ctx, baseline)
             if ref.dropped:

@@ -16,8 +16,10 @@ from typing import Callable
 from repo2rlenv.baseline.runner import BaselineReport, SuiteRunner
 from repo2rlenv.llm.base import ChatClient
 from repo2rlenv.pipelines.test_synthesis.budget import OVER_SHARE, CandidateTimer, Clock, Deferred, StageCosts
-from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult
+from repo2rlenv.discovery.native_needs import TargetNeeds, session_target_needs
+from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult, SkipReason
 from repo2rlenv.pipelines.test_synthesis.emit import assemble
+from repo2rlenv.pipelines.test_synthesis.emit.assemble import CRASH_BEFORE_CASES
 from repo2rlenv.pipelines.test_synthesis.emit.emit import TaskSpec, task_hash, task_id_for
 from repo2rlenv.pipelines.test_synthesis.emit.validation import TaskValidator
 from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
@@ -65,6 +67,33 @@ class SynthesisContext:
     # The run's deadline (`time_budget_min`); none: no budget. Shared by the ref's and every commit's context.
     clock: Clock = field(default_factory=Clock)
     costs: StageCosts | None = None  # expected stage costs, learned as the run goes (budget.py)
+    # What each target module needs at import beyond what graded runs map (native_needs.session_target_needs),
+    # probed once per module in this context's session; a commit's context has its own.
+    target_needs: dict[str, TargetNeeds] = field(default_factory=dict)
+    # Functions and modules whose task's graded run crashed on A: shared by the ref's and every commit's context.
+    crashes: "CrashMemory" = field(default_factory=lambda: CrashMemory())
+
+
+@dataclass
+class CrashMemory:
+    """Where a task's graded run crashed on A (validation): a crash is the environment's (a plugin or a native
+    module that cannot load, a kernel refusal), so it repeats for the next candidate of the same function, and of
+    the same module when nothing of the run had started yet. Those are skipped instead of re-synthesized."""
+
+    functions: dict[str, str] = field(default_factory=dict)  # function key → the crash's one line
+    modules: dict[str, str] = field(default_factory=dict)  # module → the crash's one line
+
+    def record(self, cand: Candidate, detail: str) -> None:
+        self.functions.setdefault(cand.function.key, detail)
+        if detail.startswith(CRASH_BEFORE_CASES):
+            self.modules.setdefault(cand.function.module, detail)
+
+    def skip(self, cand: Candidate) -> Drop | None:
+        if cand.function.key in self.functions:
+            return Drop(SkipReason.after_crash, f"this function's task crashed: {self.functions[cand.function.key]}"[:500])
+        if cand.function.module in self.modules:
+            return Drop(SkipReason.after_crash, f"this module's task crashed: {self.modules[cand.function.module]}"[:500])
+        return None
 
 
 # The drop of an oracle under the `min_oracle_behaviours` floor (counted as it is in the summary).
@@ -141,6 +170,17 @@ class Synthesizer:
         """The stages in order; the first drop ends the candidate, and one the time left cannot afford
         defers it. Passed late gates join its record."""
         ctx, opts = self.ctx, self.ctx.options
+        if (crashed := ctx.crashes.skip(cand)) is not None:
+            return crashed
+        needs = self._target_needs(cand)
+        if needs.refused:
+            return Drop(SkipReason.native_refused,
+                        f"importing {cand.function.module} needs {needs.why()}: refused by the native allowlist "
+                        "of graded runs (docs/integrity.md), so the module does not import there"[:500])
+        if needs.exposed:
+            cand.apply(GateResult(gate="target exposes raw memory", passed=True,
+                                  detail=f"importing {cand.function.module} needs or loads {', '.join(needs.exposed)}: "
+                                         "reachable in its graded runs (native_exposed, docs/integrity.md)"))
         test_path = assemble.submission_path(self.test_dir, task_hash(ctx.repo_slug, ctx.ref, cand))
         if (late := timer.before("oracle")) is not None:
             return late
@@ -183,7 +223,20 @@ class Synthesizer:
         if (late := timer.before("publish")) is not None:
             return late
         with timer.stage("publish"):
-            return assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
+            published = assemble.publish(spec, opts, ctx.a_dir, ctx.tasks_root, ctx.validator)
+        if isinstance(published, Drop) and published.reason == SkipReason.run_crashed:
+            ctx.crashes.record(cand, published.detail)
+        return published
+
+    def _target_needs(self, cand: Candidate) -> TargetNeeds:
+        """What the candidate's module needs at import beyond what graded runs map (once per module)."""
+        ctx, module = self.ctx, cand.function.module
+        if module not in ctx.target_needs:
+            session = getattr(ctx.suite, "session", None)
+            ctx.target_needs[module] = (TargetNeeds() if session is None or not module else
+                                        session_target_needs(session, module, ctx.install.import_roots,
+                                                             ctx.native_exposed))
+        return ctx.target_needs[module]
 
     def _oracle(self, cand: Candidate, test_path: str) -> OracleFound | Drop:
         """The change's own tests first (recorded either way: why they were used, or why not), then the
@@ -213,7 +266,8 @@ class Synthesizer:
         config = assemble.verifier_config(cand, lines, test_path=test_path, siblings=len(search.siblings),
                                           kinds=kinds, options=ctx.options, install=ctx.install,
                                           pytest_plugins=ctx.pytest_plugins,
-                                          native_exposed=ctx.native_exposed)
+                                          native_exposed=sorted({*ctx.native_exposed,
+                                                                 *self._target_needs(cand).exposed}))
         bare = calls_only(search.oracle)
         return TaskSpec(
             task_id=task_id_for(ctx.repo_slug, ctx.ref, cand), test_path=test_path, repo=ctx.repo,

@@ -101,6 +101,10 @@ def verifier_config(cand: Candidate, lines: OracleLines, *, test_path: str, sibl
     )
 
 
+# How a crash that happened before the run on A ran any case is described (its whole module is then skipped).
+CRASH_BEFORE_CASES = "before any case ran"
+
+
 def publish(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks_root: Path,
             validator: TaskValidator | None) -> str | Drop:
     """Write the task and validate it (a task that fails is removed); its id, or why it was not kept."""
@@ -112,5 +116,10 @@ def publish(spec: TaskSpec, options: TestSynthesisOptions, a_dir: Path, tasks_ro
         verdict = validator(task.root)
         if not verdict.ok:
             shutil.rmtree(task.root, ignore_errors=True)
+            crash = verdict.a_crash()
+            if crash is not None:
+                line, before_cases = crash
+                scope = CRASH_BEFORE_CASES if before_cases else "after cases ran"
+                return Drop(SkipReason.run_crashed, f"{scope}: {line}"[:500])
             return Drop(SkipReason.validation_failed, "; ".join(verdict.problems))
     return spec.task_id

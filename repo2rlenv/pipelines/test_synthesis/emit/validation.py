@@ -23,6 +23,9 @@ class ValidationOutcome(Protocol):
     @property
     def problems(self) -> list[str]: ...
 
+    def a_crash(self) -> tuple[str, bool] | None:
+        """(the line saying why, whether no case had run) when the oracle's run on A crashed; else None."""
+
 
 # Validates the task written at a path (its root).
 TaskValidator = Callable[[Path], ValidationOutcome]
