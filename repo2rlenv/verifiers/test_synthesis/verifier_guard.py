@@ -216,7 +216,7 @@ def _make_hook(policy, refusal_fd):
     # helpers or builtins later, but not these names.
     import types
 
-    getframe, get_ident, write = sys._getframe, _thread.get_ident, os.write
+    getframe, get_ident, write, thread_count = sys._getframe, _thread.get_ident, os.write, _thread._count
     resolve = _path_resolver(os.getcwd, os.readlink)
     _getattr, _len, _any, _str_str, _bytes_join = getattr, len, any, str.__str__, b"".join
     _str, _bytes, _int, _type, _list, _tuple = str, bytes, int, type, list, tuple
@@ -558,7 +558,11 @@ def _make_hook(policy, refusal_fd):
         if collecting:
             gc_disable()
         armed = state["armed"]
-        if armed:
+        # Only another thread can turn the collector back on while the hook runs (when it waits for the
+        # GIL). Freezing costs: unfreezing hands the zygote's frozen heap back to the collector, which then
+        # walks it (a third more CPU a run), so it is done only while a thread of the test's is alive.
+        frozen = armed and thread_count() > 0
+        if frozen:
             gc_freeze()
         failure = None
         try:
@@ -581,7 +585,7 @@ def _make_hook(policy, refusal_fd):
                 f"repo2rlenv verifier: {event} refused (the audit hook failed: {_type(exc).__name__})")
             failure = (AttributeError if _type(exc) is AttributeError else PermissionError, message)
         finally:
-            if armed:
+            if frozen:
                 gc_unfreeze()
             if collecting:
                 gc_enable()
