@@ -345,3 +345,36 @@ def test_a_lost_zygote_never_reruns_a_started_job(tmp_path, monkeypatch, ran):
     else:
         assert (first.returncode, first.via, calls) == (0, vlaunch.Via.subprocess, [[{"x": 1}]])
     assert launcher.launch([{"x": 1}], logs=[tmp_path / "log"], timeout=5)[0].via == vlaunch.Via.subprocess
+
+
+def test_the_rehearsal_leaves_imports_and_caches_but_nothing_a_run_could_tell(tmp_path):
+    # The zygote rehearses one pytest session (a passing and a failing case) before forking: what it keeps
+    # is pytest's lazily built state; what it undoes is everything a run could see of it.
+    import subprocess
+
+    folder = Path(vlaunch.__file__).parent
+    probe = f"""
+import json, os, sys, tempfile
+sys.path.insert(0, {str(folder)!r})
+os.environ["TMPDIR"] = {str(tmp_path)!r}
+tempfile.tempdir = None
+import verifier_zygote
+before = (list(sys.path), dict(os.environ), list(sys.meta_path), sys.stdout, sys.stderr)
+verifier_zygote.warm(rehearsal=True)
+import inspect, re
+print(json.dumps({{
+    "path": sys.path == before[0], "environ": dict(os.environ) == before[1], "finders": sys.meta_path == before[2],
+    "streams": (sys.stdout, sys.stderr) == before[3:],
+    "test module": [m for m in sys.modules if "rehearsal" in m],
+    "left on disk": os.listdir({str(tmp_path)!r}),
+    "inspect knows pytest": any("_pytest" in f for f in inspect.modulesbyfile),
+    "regexes cached": len(re._cache) > 0,
+    "explainer imported": "_pytest.assertion.util" in sys.modules,
+}}))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "path": True, "environ": True, "finders": True, "streams": True, "test module": [], "left on disk": [],
+        "inspect knows pytest": True, "regexes cached": True, "explainer imported": True}
