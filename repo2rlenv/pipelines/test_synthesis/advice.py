@@ -42,6 +42,11 @@ ADVICE: dict[str, tuple[str, str]] = {
     SkipReason.timeout_on_b.value: ("the covering tests time out on B",
                                     "--pipeline-opt mutant_timeout_sec=N allows slower tests"),
     SkipReason.duplicate.value: ("candidates duplicate earlier ones", _MORE),
+    SkipReason.native_refused.value: (
+        "the target's import needs a native module the graded runs refuse (see candidates.jsonl)", _MORE),
+    SkipReason.run_crashed.value: (
+        "the graded run on A crashed (validation says why: a plugin or native module the runs refuse)", _MORE),
+    SkipReason.after_crash.value: ("an earlier task of the same function or module crashed in its graded run", _MORE),
     # The differential oracle's own reasons (oracle.differential.NoOracle), counted when it gives up.
     "probe failed": ("the differential oracle's probe of the function failed (see candidates.jsonl)", f"{_LLM}; or {_MORE}"),
     "generated tests did not separate the versions": ("the generated tests did not tell A from B", f"{_LLM}; or {_MORE}"),

@@ -155,6 +155,13 @@ def rehearse():
     except BaseException:  # noqa: BLE001 — a rehearsal is an optimisation; the runs do not depend on it
         pass
     finally:
+        # What pytest printed is still in the streams' buffers: written now, to /dev/null, or every run
+        # would write it into its own log when it flushes at its end.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
         os.dup2(out, 1)
         os.close(out)
         os.close(null)
