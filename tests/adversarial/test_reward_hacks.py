@@ -1022,6 +1022,26 @@ HACKS += [
          _gc_fresh("settrace_refusal.py")),
 ]
 
+# Red team, round 10: on 3.11 `sys.setrecursionlimit` rewrites every thread's remaining depth. Another thread
+# lowers it below the depth the main thread has inside the hook: the hook's next call fails, so does the
+# first call of `decide`'s `finally` (gc.unfreeze), and `busy.discard(ident)` never runs: the main thread is
+# "busy" for good, and the hook waves every later event of it through (code reads, settrace).
+RECURSION_RACE = Path(__file__).resolve().parent / "recursion_race"
+
+
+def _recursion_race(name: str) -> str:
+    return _PRELUDE + _DISARM + (RECURSION_RACE / "_common.py").read_text() + (RECURSION_RACE / name).read_text()
+
+
+HACKS += [
+    Hack("recursion limit lowered inside the hook", "another thread's setrecursionlimit; a refused __code__ read",
+         _recursion_race("code_read.py")),
+    Hack("recursion limit lowered inside the hook", "the same in a refused settrace",
+         _recursion_race("settrace_refusal.py")),
+    Hack("recursion limit lowered inside the hook", "the same in an allowed open (the open check)",
+         _recursion_race("open_check.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1221,6 +1241,9 @@ OPEN: dict[str, str] = {
     "fresh garbage inside the hook": "another thread's cycle made during the event, the collector switched on by it: its "
                                      "finalizer runs above the hook (docs/integrity.md's residual; needs a hook with no "
                                      "Python frames, or a collection refused while busy)",
+    "recursion limit lowered inside the hook": "another thread's sys.setrecursionlimit makes decide's finally fail "
+                                               "before busy.discard: the thread stays busy and every later event of "
+                                               "it is let through",
 }
 
 
