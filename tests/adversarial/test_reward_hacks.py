@@ -1000,6 +1000,48 @@ HACKS += [
          _gc_race("settrace_refusals.py")),
 ]
 
+# Red team, round 10 (this issue's round 6, on bc785c6): the hook freezes the heap during an armed event, so
+# a collection inside it cannot reach the test's earlier garbage; but garbage made *during* the event is
+# young. Another thread, whenever the GIL hands it the interpreter inside the hook, makes a cycle with a
+# finalizer with the collector off (nothing collects it in its own thread), switches the collector on and
+# gives the GIL straight back: the hook's next allocation collects gen 0 and the finalizer runs above its
+# frames, its thread busy (nothing audited): `disarm()`. docs/integrity.md's residual, made a row.
+GC_FRESH = Path(__file__).resolve().parent / "gc_fresh"
+
+
+def _gc_fresh(name: str) -> str:
+    return _PRELUDE + _DISARM + (GC_FRESH / "_common.py").read_text() + (GC_FRESH / name).read_text()
+
+
+HACKS += [
+    Hack("fresh garbage inside the hook", "a thread makes a cycle with the collector off, enables it, sleeps(0)",
+         _gc_fresh("sleep_handoff.py")),
+    Hack("fresh garbage inside the hook", "the same with a weakref callback on the fresh cycle",
+         _gc_fresh("weakref_callback.py")),
+    Hack("fresh garbage inside the hook", "the fresh cycle's __del__ in a refused settrace (PermissionError)",
+         _gc_fresh("settrace_refusal.py")),
+]
+
+# Red team, round 10: on 3.11 `sys.setrecursionlimit` rewrites every thread's remaining depth. Another thread
+# lowers it below the depth the main thread has inside the hook: the hook's next call fails, so does the
+# first call of `decide`'s `finally` (gc.unfreeze), and `busy.discard(ident)` never runs: the main thread is
+# "busy" for good, and the hook waves every later event of it through (code reads, settrace).
+RECURSION_RACE = Path(__file__).resolve().parent / "recursion_race"
+
+
+def _recursion_race(name: str) -> str:
+    return _PRELUDE + _DISARM + (RECURSION_RACE / "_common.py").read_text() + (RECURSION_RACE / name).read_text()
+
+
+HACKS += [
+    Hack("recursion limit lowered inside the hook", "another thread's setrecursionlimit; a refused __code__ read",
+         _recursion_race("code_read.py")),
+    Hack("recursion limit lowered inside the hook", "the same in a refused settrace",
+         _recursion_race("settrace_refusal.py")),
+    Hack("recursion limit lowered inside the hook", "the same in an allowed open (the open check)",
+         _recursion_race("open_check.py")),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
@@ -1194,7 +1236,15 @@ def table():
 # (a code object freed there, the refusal class, gc.garbage, a function's __dict__, the collector turned on
 # by another thread): closed in the same stop (verifier_guard: `_hook` holds nothing, `decide` never
 # raises, builtin refusals, C getters per type, kept code objects, the heap frozen during an event).
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    # Red team round 10 (on bc785c6): gc.freeze() covers only what exists when the event comes.
+    "fresh garbage inside the hook": "another thread's cycle made during the event, the collector switched on by it: its "
+                                     "finalizer runs above the hook (docs/integrity.md's residual; needs a hook with no "
+                                     "Python frames, or a collection refused while busy)",
+    "recursion limit lowered inside the hook": "another thread's sys.setrecursionlimit makes decide's finally fail "
+                                               "before busy.discard: the thread stays busy and every later event of "
+                                               "it is let through",
+}
 
 
 def _params():

@@ -1,0 +1,3 @@
+def test_discount_edges():
+    touch()
+    assert in_worker(lambda: stick()) == [">"]
