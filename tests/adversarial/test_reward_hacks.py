@@ -675,8 +675,13 @@ HACKS += [
 FILENAME_SUBCLASS = Path(__file__).resolve().parent / "filename_subclass"
 
 
+def _with_common(folder: Path, name: str) -> str:
+    """A row's source from a per-kind folder: the prelude, the disarm helper, the kind's `_common.py`, the row."""
+    return _PRELUDE + _DISARM + (folder / "_common.py").read_text() + (folder / name).read_text()
+
+
 def _filename_subclass(name: str) -> str:
-    return _PRELUDE + _DISARM + (FILENAME_SUBCLASS / "_common.py").read_text() + (FILENAME_SUBCLASS / name).read_text()
+    return _with_common(FILENAME_SUBCLASS, name)
 
 
 HACKS += [
@@ -822,11 +827,11 @@ ALARM_FRAME = Path(__file__).resolve().parent / "alarm_frame"
 
 
 def _resolver_frame(name: str) -> str:
-    return _PRELUDE + _DISARM + (RESOLVER_FRAME / "_common.py").read_text() + (RESOLVER_FRAME / name).read_text()
+    return _with_common(RESOLVER_FRAME, name)
 
 
 def _alarm_frame(name: str) -> str:
-    return _PRELUDE + _DISARM + (ALARM_FRAME / "_common.py").read_text() + (ALARM_FRAME / name).read_text()
+    return _with_common(ALARM_FRAME, name)
 
 
 HACKS += [
@@ -857,7 +862,7 @@ _OFFSETS = {"OFFSETS": "__import__('r2e_pin_helpers').traced_offsets()"}
 
 
 def _trusted_code(name: str) -> str:
-    return _PRELUDE + _DISARM + (TRUSTED_CODE / "_common.py").read_text() + (TRUSTED_CODE / name).read_text()
+    return _with_common(TRUSTED_CODE, name)
 
 
 HACKS += [
@@ -902,7 +907,7 @@ CODE_FREED = Path(__file__).resolve().parent / "code_freed"
 
 
 def _code_freed(name: str) -> str:
-    return _PRELUDE + _DISARM + (CODE_FREED / "_common.py").read_text() + (CODE_FREED / name).read_text()
+    return _with_common(CODE_FREED, name)
 
 
 HACKS += [
@@ -923,7 +928,7 @@ REFUSAL_CLASS = Path(__file__).resolve().parent / "refusal_class"
 
 
 def _refusal_class(name: str) -> str:
-    return _PRELUDE + _DISARM + (REFUSAL_CLASS / "_common.py").read_text() + (REFUSAL_CLASS / name).read_text()
+    return _with_common(REFUSAL_CLASS, name)
 
 
 HACKS += [
@@ -946,7 +951,7 @@ GC_GARBAGE = Path(__file__).resolve().parent / "gc_garbage"
 
 
 def _gc_garbage(name: str) -> str:
-    return _PRELUDE + _DISARM + (GC_GARBAGE / "_common.py").read_text() + (GC_GARBAGE / name).read_text()
+    return _with_common(GC_GARBAGE, name)
 
 
 HACKS += [
@@ -967,7 +972,7 @@ HOLDER_DICT = Path(__file__).resolve().parent / "holder_dict"
 
 
 def _holder_dict(name: str) -> str:
-    return _PRELUDE + _DISARM + (HOLDER_DICT / "_common.py").read_text() + (HOLDER_DICT / name).read_text()
+    return _with_common(HOLDER_DICT, name)
 
 
 HACKS += [
@@ -988,7 +993,7 @@ GC_RACE = Path(__file__).resolve().parent / "gc_race"
 
 
 def _gc_race(name: str) -> str:
-    return _PRELUDE + _DISARM + (GC_RACE / "_common.py").read_text() + (GC_RACE / name).read_text()
+    return _with_common(GC_RACE, name)
 
 
 HACKS += [
@@ -1010,7 +1015,7 @@ GC_FRESH = Path(__file__).resolve().parent / "gc_fresh"
 
 
 def _gc_fresh(name: str) -> str:
-    return _PRELUDE + _DISARM + (GC_FRESH / "_common.py").read_text() + (GC_FRESH / name).read_text()
+    return _with_common(GC_FRESH, name)
 
 
 HACKS += [
@@ -1030,7 +1035,7 @@ RECURSION_RACE = Path(__file__).resolve().parent / "recursion_race"
 
 
 def _recursion_race(name: str) -> str:
-    return _PRELUDE + _DISARM + (RECURSION_RACE / "_common.py").read_text() + (RECURSION_RACE / name).read_text()
+    return _with_common(RECURSION_RACE, name)
 
 
 HACKS += [

@@ -54,13 +54,13 @@ _EVENTS = frozenset({
     "os.forkpty", "socket.bind", "socket.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension",
     "sqlite3.connect", "compile", "sys._current_frames", "sys._getframe", "object.__setattr__", *_OWN_EVENTS,
 })
-_CODE_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code"})
 # Each builtin type whose code attribute raises `object.__getattr__`, paired with that one attribute: the
 # hook reads it through the type's own C getter, never `getattr` (a function has no `gi_code`: getattr
 # would read the function's own __dict__, which holds whatever the test put there; red team round 9).
 _CODE_GETTERS = tuple((kind, name, vars(kind)[name].__get__) for kind, name in (
     (types.FunctionType, "__code__"), (types.FrameType, "f_code"), (types.GeneratorType, "gi_code"),
     (types.CoroutineType, "cr_code"), (types.AsyncGeneratorType, "ag_code")) if name in vars(kind))
+_CODE_ATTRS = frozenset(name for _, name, _ in _CODE_GETTERS)
 _FUNCTION_STATE = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 # Bytes from a .pyc file: the 16-byte header the import system checks, then the marshal data.
 _PYC_HEADER = 16
@@ -101,7 +101,7 @@ def install(policy, refusal_fd=None):
 
 # The functions that make the hook and the recorder, and what they call when they are made.
 _PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver",
-                   "_frozen_data", "_hook_codes", "_hook")
+                   "_frozen_data", "_hook_codes")
 
 
 def private_scope():
