@@ -41,7 +41,11 @@ done
 
 tag="${tag:-repo2rlenv-base:$suite}"
 # Bump when the image's contents change: an image built by an older recipe is rebuilt, not reused.
-recipe=4
+recipe=5
+kernel_src="$(dirname "$0")/../repo2rlenv/sandbox/templates/r2e_kernel.c"
+# The kernel extension's source is part of the stamp: an image carrying an older _r2e_kernel (the barrier's
+# calls, the audit hook's C half) is rebuilt, never graded with.
+stamp="$recipe-$(sha256sum "$kernel_src" | cut -c1-12)"
 
 if [ -n "$ca_bundle" ] && [ ! -f "$ca_bundle" ]; then
   echo "build_base_image.sh: CA bundle not found: $ca_bundle" >&2; exit 2
@@ -50,7 +54,7 @@ command -v docker >/dev/null || { echo "build_base_image.sh: docker CLI not foun
 docker info >/dev/null 2>&1 || { echo "build_base_image.sh: no Docker daemon answers (start dockerd)" >&2; exit 2; }
 
 present=$(docker image inspect -f '{{ index .Config.Labels "repo2rlenv.base-recipe" }}' "$tag" 2>/dev/null || true)
-if [ "$force" = 0 ] && [ "$present" = "$recipe" ]; then
+if [ "$force" = 0 ] && [ "$present" = "$stamp" ]; then
   echo "base image $tag already present"
 else
   command -v debootstrap >/dev/null || { echo "build_base_image.sh: debootstrap not found (apt-get install -y debootstrap)" >&2; exit 2; }
@@ -75,7 +79,7 @@ else
   ctx="$work/ctx"
   mkdir -p "$ctx"
   if [ -n "$ca_bundle" ]; then cp "$ca_bundle" "$ctx/extra-ca.pem"; else : >"$ctx/extra-ca.pem"; fi
-  cp "$(dirname "$0")/../repo2rlenv/sandbox/templates/r2e_kernel.c" "$ctx/r2e_kernel.c"
+  cp "$kernel_src" "$ctx/r2e_kernel.c"
   # The verifier's kernel extension (_r2e_kernel: Landlock, seccomp and prctl without ctypes) is compiled
   # in a throw-away stage: the compiler and headers never reach the image.
   cat >"$ctx/Dockerfile" <<DOCKERFILE
@@ -89,7 +93,7 @@ RUN mkdir /out && gcc -shared -fPIC -O2 -Wall -Werror \$(python3-config --includ
       -o /out/_r2e_kernel\$(python3-config --extension-suffix)
 
 FROM $raw
-LABEL repo2rlenv.base-recipe=$recipe repo2rlenv.suite=$suite
+LABEL repo2rlenv.base-recipe=$stamp repo2rlenv.suite=$suite
 RUN locale-gen >/dev/null
 COPY extra-ca.pem /usr/local/share/ca-certificates/repo2rlenv-extra.crt
 RUN update-ca-certificates >/dev/null 2>&1 || true
@@ -104,7 +108,7 @@ ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \\
 RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q "pytest>=8,<10" "coverage>=7.4,<8"
 COPY --from=kernel /out/ /tmp/r2e-kernel/
 RUN cp /tmp/r2e-kernel/_r2e_kernel* "\$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')/" \\
- && rm -rf /tmp/r2e-kernel && /opt/venv/bin/python -c 'import _r2e_kernel'
+ && rm -rf /tmp/r2e-kernel && /opt/venv/bin/python -c 'import _r2e_kernel; _r2e_kernel.audit_hook'
 # CPython's test and demo extension modules (_testcapi hands out code objects with no audit event).
 RUN find /usr/lib/python3*/lib-dynload -regextype posix-extended \\
       -regex '.*/(_test[a-z_]*|_ctypes_test|_xxtestfuzz|xxlimited(_35)?|xxsubtype)\\.[^/]*\\.so' -delete
@@ -122,7 +126,7 @@ if [ "$to_podman" = 1 ]; then
   # Reloaded when podman's copy is from another recipe (an older image would grade with the old verifier
   # support, e.g. without the kernel extension).
   in_podman=$(podman image inspect --format '{{ index .Config.Labels "repo2rlenv.base-recipe" }}' "$tag" 2>/dev/null || true)
-  if [ "$force" = 1 ] || [ "$in_podman" != "$recipe" ]; then
+  if [ "$force" = 1 ] || [ "$in_podman" != "$stamp" ]; then
     docker save "$tag" | podman load >/dev/null
     echo "loaded $tag into podman"
   fi

@@ -895,6 +895,8 @@ HACKS += [
          _thread_tracer("local_values.py"), {"VALUES": "__import__('r2e_pin_helpers').local_values()"}),
     Hack("tracer the hook lets through", "the lines f_lineno may jump to from the first line event",
          _thread_tracer("jump_targets.py"), {"TARGETS": "__import__('r2e_pin_helpers').jump_targets()"}),
+    Hack("tracer the hook lets through", "the recorder's key from the hook's own frames under the tracer (A only)",
+         _thread_tracer("hook_frames.py"), honest=0.75),
 ]
 
 # Red team, round 9 (this issue's round 5): the hook keeps, per thread, the code object types.coroutine last
@@ -1025,6 +1027,8 @@ HACKS += [
          _gc_fresh("weakref_callback.py")),
     Hack("fresh garbage inside the hook", "the fresh cycle's __del__ in a refused settrace (PermissionError)",
          _gc_fresh("settrace_refusal.py")),
+    Hack("fresh garbage inside the hook", "a C callable as __del__ (no frame of its own) keeps the hook's frames",
+         _gc_fresh("c_callable_finalizer.py")),
 ]
 
 # Red team, round 10: on 3.11 `sys.setrecursionlimit` rewrites every thread's remaining depth. Another thread
@@ -1045,6 +1049,26 @@ HACKS += [
          _recursion_race("settrace_refusal.py")),
     Hack("recursion limit lowered inside the hook", "the same in an allowed open (the open check)",
          _recursion_race("open_check.py")),
+]
+
+# Found while closing round 10 (this project, on 4f9a98a): marshal.loads hands the hook a copy of its input,
+# then reads the buffer itself. A loader subclass's get_data serves a real stdlib .pyc in a mutable buffer
+# (the hook's comparison with the file passes) and a thread swaps in the forged module's marshal data while
+# the hook decides. `_compile_bytecode` must be given immutable bytes (`_r2e_kernel.bytes_argument`).
+BUFFER_SWAP = Path(__file__).resolve().parent / "buffer_swap"
+
+
+def _buffer_swap(name: str) -> str:
+    return _bytecode(name, BUFFER_SWAP) + (BUFFER_SWAP / "_swap.py").read_text()
+
+
+HACKS += [
+    Hack("bytecode buffer rewritten after the check", "a bytearray rewritten in place by a thread",
+         _buffer_swap("bytearray_thread.py")),
+    Hack("bytecode buffer rewritten after the check", "the same bytearray behind a memoryview",
+         _buffer_swap("memoryview_of_bytearray.py")),
+    Hack("bytecode buffer rewritten after the check", "an anonymous mmap rewritten by a thread",
+         _buffer_swap("mmap_of_a_copy.py")),
 ]
 
 PIN_HELPERS = '''import sys
@@ -1241,15 +1265,9 @@ def table():
 # (a code object freed there, the refusal class, gc.garbage, a function's __dict__, the collector turned on
 # by another thread): closed in the same stop (verifier_guard: `_hook` holds nothing, `decide` never
 # raises, builtin refusals, C getters per type, kept code objects, the heap frozen during an event).
-OPEN: dict[str, str] = {
-    # Red team round 10 (on bc785c6): gc.freeze() covers only what exists when the event comes.
-    "fresh garbage inside the hook": "another thread's cycle made during the event, the collector switched on by it: its "
-                                     "finalizer runs above the hook (docs/integrity.md's residual; needs a hook with no "
-                                     "Python frames, or a collection refused while busy)",
-    "recursion limit lowered inside the hook": "another thread's sys.setrecursionlimit makes decide's finally fail "
-                                               "before busy.discard: the thread stays busy and every later event of "
-                                               "it is let through",
-}
+# Red team round 10 (on bc785c6) opened two kinds, closed by the hook's C half (_r2e_kernel.audit_hook: the busy
+# mark is a C thread-local, and the collector is held while any thread is inside the hook).
+OPEN: dict[str, str] = {}
 
 
 def _params():

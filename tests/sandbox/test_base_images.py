@@ -3,6 +3,7 @@ system files test suites assume a Debian system has (time zones, locales, a page
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -25,10 +26,12 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_base_image.sh"
 
 
 def current_recipe() -> str:
-    """The recipe number the build script stamps: read from the script, so a bump there needs no edit here."""
+    """The stamp the build script puts on an image: its recipe number (read from the script, so a bump there
+    needs no edit here) and the first 12 hex digits of the kernel extension's source hash."""
     found = re.search(r"^recipe=(\d+)$", SCRIPT.read_text(), re.MULTILINE)
     assert found, f"{SCRIPT} no longer sets recipe=N"
-    return found.group(1)
+    kernel = SCRIPT.parents[1] / "repo2rlenv" / "sandbox" / "templates" / "r2e_kernel.c"
+    return f"{found.group(1)}-{hashlib.sha256(kernel.read_bytes()).hexdigest()[:12]}"
 
 
 @pytest.mark.slow

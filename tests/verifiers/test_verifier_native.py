@@ -163,6 +163,7 @@ def test_ctypes_cannot_load_in_a_run_unless_the_target_needs_it(make_task) -> No
     the details say the grading is exposed."""
     closed = make_task(CTYPES_SUBMISSION).score(run_lint=False)
     assert closed["native"]["interpreter"]["ffi"] == "r2e_kernel"
+    assert closed["native"]["interpreter"]["hook"] == "r2e_kernel"
     assert closed["native"]["exposed"] == []
     outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in closed["cases"]}
     assert outcomes.get("test_ctypes") == {"failed"} and outcomes.get("test_honest") == {"passed"}, outcomes

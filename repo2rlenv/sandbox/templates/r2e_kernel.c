@@ -9,12 +9,26 @@
  * mapping a shared library (refused by the seccomp filter for anything not mapped before it). No handle,
  * pointer or address is ever handed back.
  *
+ * It also carries the verifier's audit hook (`audit_hook`): the part of it that must hold whatever a test
+ * does to the interpreter. A hook written in Python keeps its "I am inside" mark in Python, where a
+ * failing call (another thread lowers the recursion limit) can leave it set for good, and it cannot stop
+ * the garbage collector (another thread switches it back on) from running a test's finalizer above its
+ * frames (red team round 10). Here the mark is a C thread-local, and while any thread is inside the hook
+ * the collector cannot start (its own "collecting" flag is held, which neither gc.enable nor gc.collect
+ * overrides). That needs the interpreter's internal headers, hence Py_BUILD_CORE_MODULE.
+ *
  * Built into the base images (scripts/build_base_image.sh) and, for the local sandbox, into its venv when
  * a C compiler and Python's headers are there (repo2rlenv/sandbox/kernel_ext.py). Without it the verifier
  * falls back to ctypes and says so in the reward details.
  */
 #define PY_SSIZE_T_CLEAN
+#define Py_BUILD_CORE_MODULE 1
 #include <Python.h>
+#include "internal/pycore_frame.h"
+#include "internal/pycore_interp.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -170,6 +184,223 @@ map_library(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* ------------------------------------------------------------------------------------ the audit hook */
+
+static PyObject *hook_decide;    /* decide(event, args, frame) -> None, or the exception to raise */
+static char **hook_events;       /* the event names decide looks at, sorted; every other returns at once */
+static Py_ssize_t hook_nevents;
+static char **hook_prefixes;     /* and names that start with one of these */
+static Py_ssize_t hook_nprefixes;
+static __thread int hook_busy;   /* this thread is inside decide */
+static __thread Py_ssize_t hook_entry_collections;
+static int hook_inside;          /* threads inside decide (they take turns holding the GIL) */
+static int hook_holds_collector; /* the collector's "collecting" flag is the hook's */
+static int hook_seen_check;
+
+#define HOOK_CHECK_EVENT "repo2rlenv.hook.check"
+
+static int
+compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+watched(const char *event)
+{
+    if (bsearch(&event, hook_events, hook_nevents, sizeof(char *), compare_names) != NULL)
+        return 1;
+    for (Py_ssize_t i = 0; i < hook_nprefixes; i++)
+        if (strncmp(event, hook_prefixes[i], strlen(hook_prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static Py_ssize_t
+collections(PyInterpreterState *interp)
+{
+    Py_ssize_t n = 0;
+    for (int i = 0; i < NUM_GENERATIONS; i++)
+        n += interp->gc.generation_stats[i].collections;
+    return n;
+}
+
+/* Hold the collector: with its "collecting" flag set, no collection starts, automatic or gc.collect(), in
+ * any thread (3.11 and 3.13 check the flag before starting one; 3.12's scheduled collection does not, so
+ * its pending request is dropped too, and none is scheduled while the flag is set). Only when no
+ * collection is running: one that is will clear the flag when it ends. */
+static int
+hold_collector(PyInterpreterState *interp)
+{
+    if (hook_holds_collector)
+        return 1;
+    if (interp->gc.collecting)
+        return 0;
+    interp->gc.collecting = 1;
+    hook_holds_collector = 1;
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+    _Py_atomic_store_relaxed(&interp->ceval.gc_scheduled, 0);
+#endif
+    return 1;
+}
+
+static int
+audit(const char *event, PyObject *args, void *unused)
+{
+    if (!hook_seen_check && strcmp(event, HOOK_CHECK_EVENT) == 0) {
+        hook_seen_check = 1;
+        return 0;
+    }
+    if (hook_decide == NULL || !watched(event))
+        return 0;
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    if (hook_busy) {
+        /* An event raised inside decide: its own attribute reads and the like, which it looks at itself.
+         * Unless it comes from code the collector runs (a test's finalizer or weakref callback, even a C
+         * one with no frame of its own): that can only be a collection that started after decide did.
+         * None can while the hook holds the collector; if a collection was already running when decide
+         * began (it was not the hook's to hold) and has ended since, the event is refused. */
+        if (hold_collector(interp) || collections(interp) == hook_entry_collections)
+            return 0;
+        PyErr_SetString(PyExc_PermissionError,
+                        "repo2rlenv verifier: code the garbage collector ran inside the audit hook is refused");
+        return -1;
+    }
+    hook_busy = 1;
+    hook_inside++;
+    hold_collector(interp);
+    hook_entry_collections = collections(interp);
+    /* The frame that raised the event (borrowed): decide never looks up frames itself. */
+    PyObject *frame = (PyObject *)PyEval_GetFrame();
+    PyObject *name = PyUnicode_FromString(event);
+    PyObject *verdict = NULL;
+    /* No tracer or profiler sees decide's frames (a test's tracer, set through threading's bootstrap, would
+     * get them as arguments): CPython does the same around the hooks written in Python, not around C ones. */
+    PyThreadState *tstate = PyThreadState_Get();
+    PyThreadState_EnterTracing(tstate);
+    if (name != NULL)
+        verdict = PyObject_CallFunctionObjArgs(hook_decide, name, args, frame ? frame : Py_None, NULL);
+    PyThreadState_LeaveTracing(tstate);
+    Py_XDECREF(name);
+    hook_inside--;
+    if (hook_inside == 0 && hook_holds_collector) {
+        interp->gc.collecting = 0;
+        hook_holds_collector = 0;
+    }
+    hook_busy = 0;
+    if (verdict == NULL) {
+        /* decide never raises: this is a call that could not run (the stack at its limit, no memory). */
+        PyErr_Clear();
+        PyErr_Format(PyExc_PermissionError,
+                     "repo2rlenv verifier: %.100s refused (the audit hook could not run)", event);
+        return -1;
+    }
+    if (verdict == Py_None) {
+        Py_DECREF(verdict);
+        return 0;
+    }
+    if (PyExceptionInstance_Check(verdict))
+        PyErr_SetObject((PyObject *)Py_TYPE(verdict), verdict);
+    else
+        PyErr_Format(PyExc_PermissionError, "repo2rlenv verifier: %.100s refused", event);
+    Py_DECREF(verdict);
+    return -1;
+}
+
+static char **
+c_names(PyObject *seq, Py_ssize_t *count)
+{
+    PyObject *fast = PySequence_Fast(seq, "a sequence of str");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    char **out = calloc(n + 1, sizeof(char *));
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        const char *text = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+        if (text == NULL || (out[i] = strdup(text)) == NULL) {
+            for (Py_ssize_t j = 0; j < i; j++)
+                free(out[j]);
+            free(out);
+            out = NULL;
+        }
+    }
+    Py_DECREF(fast);
+    if (out == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "event names must be str");
+        return NULL;
+    }
+    *count = n;
+    return out;
+}
+
+/* audit_hook(decide, events, prefixes) -> None: install the hook, once per process. `decide(event, args,
+ * frame)` is called for each event named in `events` or starting with one of `prefixes`, with the frame
+ * that raised it; it returns None or the exception to raise, and must not raise itself. */
+static PyObject *
+audit_hook(PyObject *self, PyObject *args)
+{
+    PyObject *decide, *events, *prefixes;
+    if (!PyArg_ParseTuple(args, "OOO", &decide, &events, &prefixes))
+        return NULL;
+    if (hook_decide != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the audit hook is installed already");
+        return NULL;
+    }
+    if (!PyCallable_Check(decide)) {
+        PyErr_SetString(PyExc_TypeError, "decide must be callable");
+        return NULL;
+    }
+    Py_ssize_t nevents, nprefixes;
+    char **names = c_names(events, &nevents);
+    if (names == NULL)
+        return NULL;
+    char **starts = c_names(prefixes, &nprefixes);
+    if (starts == NULL)
+        return NULL;
+    qsort(names, nevents, sizeof(char *), compare_names);
+    hook_events = names;
+    hook_nevents = nevents;
+    hook_prefixes = starts;
+    hook_nprefixes = nprefixes;
+    Py_INCREF(decide);
+    hook_decide = decide;
+    /* A hook already there may veto this one silently: a private event proves it is in place. */
+    if (PySys_AddAuditHook(audit, NULL) < 0 || PySys_Audit(HOOK_CHECK_EVENT, NULL) < 0 || !hook_seen_check) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "the audit hook could not be installed");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* bytes_argument(frame) -> bool: whether the first argument of a frame's function (as it is now) is an
+ * immutable bytes object, or a memoryview of one. Read from the frame's slots, not f_locals (which would
+ * write the frame's locals dict and could drop an object's last reference). The hook asks it of the import
+ * system's `_compile_bytecode` before marshal loads: what it compared against a real .pyc must be what
+ * marshal then reads, which a bytearray another thread rewrites meanwhile is not. */
+static PyObject *
+bytes_argument(PyObject *self, PyObject *frame)
+{
+    if (!PyFrame_Check(frame)) {
+        PyErr_SetString(PyExc_TypeError, "a frame");
+        return NULL;
+    }
+    PyCodeObject *code = PyFrame_GetCode((PyFrameObject *)frame);
+    int argcount = code->co_argcount;
+    Py_DECREF(code);
+    if (argcount < 1)
+        Py_RETURN_FALSE;
+    PyObject *first = ((PyFrameObject *)frame)->f_frame->localsplus[0];
+    if (first != NULL && PyMemoryView_Check(first))
+        first = PyMemoryView_GET_BASE(first);
+    if (first != NULL && PyBytes_CheckExact(first))
+        Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef methods[] = {
     {"create_ruleset", create_ruleset, METH_VARARGS, "landlock_create_ruleset(attr, flags) -> int"},
     {"add_rule", add_rule, METH_VARARGS, "landlock_add_rule(ruleset, rule_type, attr)"},
@@ -179,12 +410,15 @@ static PyMethodDef methods[] = {
     {"set_pdeathsig", set_pdeathsig, METH_VARARGS, "prctl(PR_SET_PDEATHSIG, signal)"},
     {"set_dumpable", set_dumpable, METH_VARARGS, "prctl(PR_SET_DUMPABLE, flag)"},
     {"map_library", map_library, METH_VARARGS, "dlopen(path, flags), keeping no handle"},
+    {"audit_hook", audit_hook, METH_VARARGS, "install the verifier's audit hook (once)"},
+    {"bytes_argument", bytes_argument, METH_O, "whether a frame's first argument is immutable bytes"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_r2e_kernel",
-    "The kernel calls a graded run confines itself with (repo2rlenv); none can widen what it may do.",
+    "The kernel calls a graded run confines itself with, and its audit hook (repo2rlenv); none can widen "
+    "what it may do.",
     -1, methods,
 };
 

@@ -25,6 +25,10 @@ refuses:
 - when the kernel has no Landlock (`verifier_kernel`): writing outside the run's own dirs, reading /proc
   or /sys, and abstract unix sockets.
 
+The hook's entry is C (`_r2e_kernel.audit_hook`, built into the base images): the event filter, the busy
+mark and a hold on the garbage collector while any thread is inside, none of which another thread of the
+test can undo; it calls the Python checks here (`verdict`). Without the extension, Python's own
+`sys.addaudithook` runs the same checks with a busy mark in Python (docs/integrity.md says what that leaves).
 The hook is unreachable from Python once installed (no module or object holds it; `gc` is refused) and
 cannot be removed; everything it calls is bound when it is made. So is the coverage recorder, which
 every run has alike (only A's record counts): its lines live in the hook, reach it only from the
@@ -54,6 +58,7 @@ _EVENTS = frozenset({
     "os.forkpty", "socket.bind", "socket.connect", "sqlite3.enable_load_extension", "sqlite3.load_extension",
     "sqlite3.connect", "compile", "sys._current_frames", "sys._getframe", "object.__setattr__", *_OWN_EVENTS,
 })
+_EVENT_PREFIXES = ("ctypes.",)
 # Each builtin type whose code attribute raises `object.__getattr__`, paired with that one attribute: the
 # hook reads it through the type's own C getter, never `getattr` (a function has no `gi_code`: getattr
 # would read the function's own __dict__, which holds whatever the test put there; red team round 9).
@@ -96,12 +101,27 @@ def install(policy, refusal_fd=None):
     # re-creating it would bring back any function replaced here. So it is not loaded at all (the zygote
     # blocks it before pytest's capture plugin would import it, and the hook refuses loading it).
     sys.modules["readline"] = None
-    sys.addaudithook(private_scope()["_make_hook"](policy, refusal_fd))
+    native = native_hook()
+    made = private_scope()["_make_hook"](policy, refusal_fd, native is not None)
+    if native is not None:
+        native.audit_hook(made, tuple(sorted(_EVENTS)), _EVENT_PREFIXES)
+    else:
+        sys.addaudithook(made)
+
+
+def native_hook():
+    """`_r2e_kernel` when it carries the audit hook (the base images build it; kernel_ext for local
+    interpreters), else None: the hook is then Python's own, with the residuals docs/integrity.md lists."""
+    try:
+        import _r2e_kernel
+    except ImportError:
+        return None
+    return _r2e_kernel if hasattr(_r2e_kernel, "audit_hook") else None
 
 
 # The functions that make the hook and the recorder, and what they call when they are made.
 _PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver",
-                   "_frozen_data", "_hook_codes")
+                   "_frozen_data", "_hook_codes", "native_hook")
 
 
 def private_scope():
@@ -211,7 +231,9 @@ def _import_chains():
     }
 
 
-def _make_hook(policy, refusal_fd):
+def _make_hook(policy, refusal_fd, native=False):
+    """The hook for `sys.addaudithook`, or with `native` the `decide(event, args, frame)` that
+    `_r2e_kernel.audit_hook` calls (it keeps the busy mark and holds the collector itself, in C)."""
     # Everything the hook calls is bound here, now: a submission can rebind `os.fspath`, `posixpath`'s
     # helpers or builtins later, but not these names.
     import types
@@ -229,6 +251,8 @@ def _make_hook(policy, refusal_fd):
     no_landlock = not policy.get("landlock")
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
+    compile_bytecode = chains["bytecode"][0]
+    bytes_argument = native_hook().bytes_argument if native else None
     # What marshal may load once armed: the interpreter's own frozen modules' data (3.13 raises the event for
     # them), or the bytes of the .pyc file this thread last opened, as the hook reads them itself. Whoever
     # serves the bytes (a loader subclass, an instance attribute, a patched `_imp`), they must be a real
@@ -448,6 +472,10 @@ def _make_hook(policy, refusal_fd):
         elif event == "marshal.loads":
             if not imported(frame, "bytecode", "sourceless", "frozen") or not _len(args) or not real_bytecode(args[0]):
                 refuse("loading marshal data other than a .pyc file's or a frozen module's")
+            # What was compared is a copy: marshal then reads the buffer `_compile_bytecode` was given, which
+            # a loader's get_data may have made a bytearray that another thread rewrites meanwhile.
+            if bytes_argument is not None and frame.f_code is compile_bytecode and not bytes_argument(frame):
+                refuse("loading bytecode from a buffer that can change after it was checked (not bytes)")
         elif event == "marshal.load":
             refuse("loading marshal data from a file object")
         elif event == "object.__getattr__":
@@ -534,15 +562,45 @@ def _make_hook(policy, refusal_fd):
             elif event == COVER_DUMP:
                 recorder[2]()
 
+    def judge(event, args, frame):
+        """Return, or raise the refusal. `frame`: the one that raised the event."""
+        if event in _OWN_EVENTS:
+            own_event(event, args, frame)
+        elif not state["armed"]:
+            if event == "exec" and recorder is not None:  # the target's own code, as its import made it
+                recorder[4](args[0])
+            if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
+                state["armed"] = True  # first: if the clock failed next, every .pyc would count as the run's
+                state["armed_ns"] = time_ns()
+        elif event == "exec":
+            pass
+        elif event.startswith("ctypes."):
+            refuse(f"ctypes ({event})")
+        else:
+            check(event, args, frame)
+
+    def verdict(event, args, frame):
+        """None, or the refusal the hook raises (a fresh exception of a builtin type, with no traceback).
+        It never raises: the frames of its refusals stay inside it and are freed here, by reference count,
+        so none of them — they hold the hook's state — can end up anywhere a test reaches (gc.garbage under
+        DEBUG_SAVEALL, red team round 9)."""
+        failure = None
+        try:
+            judge(event, args, frame)
+        except BaseException as exc:  # noqa: BLE001 — every refusal, and any fault of the hook's, refuses
+            message = exc.args[0] if _len(exc.args) and _type(exc.args[0]) is _str else (
+                f"repo2rlenv verifier: {event} refused (the audit hook failed: {_type(exc).__name__})")
+            failure = (AttributeError if _type(exc) is AttributeError else PermissionError, message)
+        return None if failure is None else failure[0](failure[1])
+
     def decide(event, args):
-        """The verdict on one event: None, or the refusal the hook raises (a fresh exception of a builtin
-        type, with no traceback). It never raises: the frames of its refusals stay inside it and are freed
-        here, by reference count, so none of them — they hold the hook's state — can end up anywhere a
-        test reaches (gc.garbage under DEBUG_SAVEALL, red team round 9); the only frame a refusal carries
-        out is the hook's own (`_hook`), which holds nothing."""
+        """Python's own hook (no `_r2e_kernel`): the busy mark and the collector are handled here, with the
+        two residuals docs/integrity.md lists (another thread lowering the recursion limit or switching the
+        collector back on while this runs). The only frame a refusal carries out is `_hook`'s, which holds
+        nothing."""
         if _type(event) is not _str:  # a str subclass (sys.audit takes one) would run its own __eq__ here
             event = _str_str(event)
-        if event not in _EVENTS and not event.startswith("ctypes."):
+        if event not in _EVENTS and not event.startswith(_EVENT_PREFIXES):
             return None
         ident = get_ident()
         if ident in busy:
@@ -550,52 +608,35 @@ def _make_hook(policy, refusal_fd):
             # submission runs while the hook does: it touches exact builtin types only, keeps every code
             # object it took (none is freed here), and the collector is off meanwhile with all that existed
             # before frozen (another thread may switch it back on: then only what is made during the
-            # event can be collected, never the test's earlier garbage). A Python signal handler still could:
-            # docs/integrity.md, "What it cannot do".
+            # event can be collected, never the test's earlier garbage).
             return None
         busy.add(ident)
         collecting = gc_enabled()
         if collecting:
             gc_disable()
-        armed = state["armed"]
         # Only another thread can turn the collector back on while the hook runs (when it waits for the
         # GIL). Freezing costs: unfreezing hands the zygote's frozen heap back to the collector, which then
         # walks it (a third more CPU a run), so it is done only while a thread of the test's is alive.
-        frozen = armed and thread_count() > 0
+        frozen = state["armed"] and thread_count() > 0
         if frozen:
             gc_freeze()
-        failure = None
         try:
-            if event in _OWN_EVENTS:
-                own_event(event, args, getframe(2))
-            elif not armed:
-                if event == "exec" and recorder is not None:  # the target's own code, as its import made it
-                    recorder[4](args[0])
-                if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
-                    state["armed_ns"] = time_ns()
-                    state["armed"] = True
-            elif event == "exec":
-                pass
-            elif event.startswith("ctypes."):
-                refuse(f"ctypes ({event})")
-            else:
-                check(event, args, getframe(2))
-        except BaseException as exc:  # noqa: BLE001 — every refusal, and any fault of the hook's, refuses
-            message = exc.args[0] if _len(exc.args) and _type(exc.args[0]) is _str else (
-                f"repo2rlenv verifier: {event} refused (the audit hook failed: {_type(exc).__name__})")
-            failure = (AttributeError if _type(exc) is AttributeError else PermissionError, message)
+            return verdict(event, args, getframe(2))
         finally:
+            busy.discard(ident)
             if frozen:
                 gc_unfreeze()
             if collecting:
                 gc_enable()
-            busy.discard(ident)
-        return None if failure is None else failure[0](failure[1])
 
     for code in _hook_codes():
         hook_codes[_id(code)] = code
     # The hook itself: no globals, no builtins, no closure; what it calls it holds as a default, which it
     # deletes before it raises, so that its frame (the one a refusal's traceback holds) holds nothing.
+    if native:
+        # _r2e_kernel's hook filters the names, passes an exact str and the raising frame, keeps the busy mark
+        # in C and holds the collector meanwhile: no finalizer of the test's starts inside.
+        return verdict
     return types.FunctionType(_hook.__code__, {"__builtins__": {}}, "hook", (decide, PermissionError))
 
 

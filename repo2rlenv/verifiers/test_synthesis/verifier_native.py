@@ -109,6 +109,10 @@ RUNTIMES = (
      "code objects for its own functions and tracebacks"),
     ("mypyc", b"CPy_AddTraceback", _TRACEBACK, "code objects for its own tracebacks"),
     ("pybind11", b"pybind11", _FRAME_READ, "reads the calling frame to find Python overrides, returns none"),
+    # The verifier's own (repo2rlenv/sandbox/templates/r2e_kernel.c): its audit hook hands the frame that
+    # raised an event to the hook's decide, and `bytes_argument` answers a bool about a frame it is given.
+    ("the verifier's _r2e_kernel", b"repo2rlenv verifier: code the garbage collector ran",
+     frozenset({"PyEval_GetFrame", "PyFrame_GetCode"}), "passes the raising frame to the audit hook only"),
 )
 _ELF_MAGIC = b"\x7fELF"
 _SHT_DYNSYM = 11
@@ -310,12 +314,14 @@ def preload_system():
 def load_allowed(expose=()):
     """The zygote's part: map every allowed extension module of this interpreter (and the lazily loaded
     system libraries); returns the inventory's summary plus what failed to map and which door to the
-    kernel the runs use (`ffi`: "ctypes" means `_ctypes` is loaded in every run, exposed or not)."""
+    kernel the runs use (`ffi`: "ctypes" means `_ctypes` is loaded in every run, exposed or not) and which
+    audit hook (`hook`: "r2e_kernel", its C half; "python": the fallback, with docs/integrity.md's residuals)."""
     preload_system()
     table = inventory(expose=expose)
     out = summary(table)
     out["unmapped"] = preload(allowed_paths(table))
     out["ffi"] = _kernel().name
+    out["hook"] = "r2e_kernel" if hasattr(_kernel(), "audit_hook") else "python"
     return out
 
 

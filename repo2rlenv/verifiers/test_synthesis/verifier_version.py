@@ -29,8 +29,13 @@ its inode is older than the submission, and types.coroutine builds code only fro
 INTEGRITY_VERSION 7. 8: red team round 5 (no code of the test's runs inside the hook: `_hook` holds nothing
 and raises only builtin refusals built fresh, `decide` never raises, code attributes through each type's C
 getter, code objects it took are kept, the heap is frozen during an event); only A records coverage; the
-zygote rehearses one pytest session before forking. INTEGRITY_VERSION 8.
+zygote rehearses one pytest session before forking. INTEGRITY_VERSION 8. 9: the hook's C half
+(`_r2e_kernel.audit_hook`, red team round 6: its busy mark is a C thread-local a failing call cannot leave
+set, the collector cannot start while any thread is inside it, it filters event names in C and hands decide
+the raising frame), and marshal loads from `_compile_bytecode` only an immutable bytes buffer (a bytearray
+rewritten by a thread after the hook's comparison loaded forged bytecode). The Python hook remains the
+fallback where the extension is missing (details: native.interpreter.hook). INTEGRITY_VERSION 9.
 """
 
-VERIFIER_VERSION = 8
-INTEGRITY_VERSION = 8
+VERIFIER_VERSION = 9
+INTEGRITY_VERSION = 9

@@ -1,0 +1,183 @@
+"""The audit hook's C half in `_r2e_kernel` (templates/r2e_kernel.c): which events reach `decide`, the busy
+mark a failing call cannot leave set, the collector held while any thread is inside, the one-shot install,
+and `bytes_argument`. Each case runs in a fresh interpreter: a hook cannot be removed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.sandbox import kernel_ext
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("kernel")
+    kernel_ext.build(sys.executable, folder)
+    return folder
+
+
+def _run(built: Path, body: str) -> dict:
+    script = "import json, sys\nsys.path.insert(0, sys.argv[1])\nimport _r2e_kernel as k\n" + textwrap.dedent(body)
+    out = subprocess.run([sys.executable, "-c", script, str(built)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_only_the_named_events_reach_decide_with_the_frame_that_raised_them(built):
+    got = _run(built, """
+        seen = []
+        def decide(event, args, frame):
+            seen.append((event, args, frame.f_code.co_name if frame is not None else None))
+            return PermissionError("no") if event == "r2e.refused" else None
+        k.audit_hook(decide, ("r2e.watched", "r2e.refused"), ("r2e.prefix.",))
+        def raiser():
+            sys.audit("r2e.watched", 1)
+            sys.audit("r2e.ignored", 2)
+            sys.audit("r2e.prefix.any", 3)
+        raiser()
+        try:
+            sys.audit("r2e.refused")
+            refused = None
+        except PermissionError as exc:
+            refused = str(exc)
+        print(json.dumps({"seen": seen, "refused": refused}))
+    """)
+    assert got["seen"] == [["r2e.watched", [1], "raiser"], ["r2e.prefix.any", [3], "raiser"],
+                           ["r2e.refused", [], "<module>"]]
+    assert got["refused"] == "no"
+
+
+def test_the_busy_mark_is_cleared_whatever_decide_does(built):
+    # A decide that raises, or cannot even be called (the recursion limit): the event is refused, and the
+    # next one is decided again (the Python hook's busy mark could stay set: red team round 10).
+    got = _run(built, """
+        calls = []
+        def decide(event, args, frame):
+            calls.append(args[0])
+            sys.audit("r2e.watched", "nested")  # inside: never decided (the hook's own events)
+            if args[0] == "raise":
+                raise ValueError("a fault of the hook's")
+            return None
+        k.audit_hook(decide, ("r2e.watched",), ())
+        outcomes = []
+        for arg in ("raise", "ok"):
+            try:
+                sys.audit("r2e.watched", arg)
+                outcomes.append("allowed")
+            except PermissionError as exc:
+                outcomes.append(str(exc))
+        def at_the_limit():
+            old = sys.getrecursionlimit()
+            for n in range(2, old):  # the lowest limit this frame lives under: decide's call is one too many
+                try:
+                    sys.setrecursionlimit(n)
+                    break
+                except RecursionError:
+                    continue
+            try:
+                sys.audit("r2e.watched", "low")
+                outcome = "allowed"
+            except PermissionError as exc:
+                outcome = str(exc)
+            except RecursionError:
+                outcome = "RecursionError"
+            sys.setrecursionlimit(old)
+            return outcome
+        outcomes.append(at_the_limit())
+        sys.audit("r2e.watched", "after")
+        print(json.dumps({"outcomes": outcomes, "calls": calls}))
+    """)
+    could_not = "repo2rlenv verifier: r2e.watched refused (the audit hook could not run)"
+    assert got["outcomes"] == [could_not, "allowed", could_not]
+    assert got["calls"] == ["raise", "ok", "after"]  # "after" was decided: the thread is not left busy
+
+
+def test_no_collection_starts_while_decide_runs_whoever_enables_the_collector(built):
+    got = _run(built, """
+        import gc
+        ran = []
+        class Cycle:
+            def __init__(self):
+                self.me = self
+            def __del__(self):
+                ran.append(inside[0])
+        inside = [False]
+        def decide(event, args, frame):
+            inside[0] = True
+            gc.enable()
+            gc.set_threshold(1)
+            for _ in range(2000):
+                Cycle()
+            forced = gc.collect()
+            inside[0] = False
+            ran.append(("forced", forced))
+            return None
+        k.audit_hook(decide, ("r2e.watched",), ())
+        sys.audit("r2e.watched")
+        after = gc.collect()
+        print(json.dumps({"inside": sum(1 for r in ran if r is True), "forced": [r for r in ran if type(r) is list or type(r) is tuple],
+                          "after": after, "outside": sum(1 for r in ran if r is False)}))
+    """)
+    assert got["inside"] == 0 and got["forced"] == [["forced", 0]]
+    assert got["after"] >= 2000 and got["outside"] == 2000
+
+
+def test_it_installs_once(built):
+    got = _run(built, """
+        k.audit_hook(lambda e, a, f: None, ("r2e.watched",), ())
+        try:
+            k.audit_hook(lambda e, a, f: None, ("r2e.watched",), ())
+            second = "installed twice"
+        except RuntimeError as exc:
+            second = str(exc)
+        print(json.dumps({"second": second}))
+    """)
+    assert got["second"] == "the audit hook is installed already"
+
+
+def test_bytes_argument_says_whether_the_first_argument_is_immutable_bytes(built):
+    got = _run(built, """
+        def first(data):
+            return k.bytes_argument(sys._getframe())
+        def none():
+            return k.bytes_argument(sys._getframe())
+        import mmap
+        area = mmap.mmap(-1, 8)
+        cases = {"bytes": first(b"x"), "view of bytes": first(memoryview(b"xyz")[1:]),
+                 "bytearray": first(bytearray(b"x")), "view of bytearray": first(memoryview(bytearray(b"x"))),
+                 "mmap": first(area), "view of mmap": first(memoryview(area)), "str": first("x"),
+                 "no argument": none()}
+        print(json.dumps(cases))
+    """)
+    assert got == {"bytes": True, "view of bytes": True, "bytearray": False, "view of bytearray": False,
+                   "mmap": False, "view of mmap": False, "str": False, "no argument": False}
+
+
+def test_no_tracer_sees_decides_frames(built):
+    # CPython turns tracing off around the audit hooks written in Python, not around C ones: a test's
+    # tracer (threading's bootstrap installs one) would be handed decide's frames, and their closure.
+    got = _run(built, """
+        seen = []
+        def tracer(frame, event, arg):
+            seen.append(frame.f_code.co_name)
+            return tracer
+        def decide(event, args, frame):
+            def inner():
+                return None
+            inner()
+            return None
+        k.audit_hook(decide, ("r2e.watched",), ())
+        def raiser():
+            sys.audit("r2e.watched")
+        sys.settrace(tracer)
+        raiser()
+        sys.settrace(None)
+        print(json.dumps({"seen": sorted(set(seen))}))
+    """)
+    assert got["seen"] == ["raiser"]
