@@ -1054,7 +1054,7 @@ HACKS += [
 # Found while closing round 10 (this project, on 4f9a98a): marshal.loads hands the hook a copy of its input,
 # then reads the buffer itself. A loader subclass's get_data serves a real stdlib .pyc in a mutable buffer
 # (the hook's comparison with the file passes) and a thread swaps in the forged module's marshal data while
-# the hook decides. `_compile_bytecode` must be given immutable bytes (`_r2e_kernel.bytes_argument`).
+# the hook decides. `_compile_bytecode` must be given immutable bytes (`_r2e_kernel.frame_argument`).
 BUFFER_SWAP = Path(__file__).resolve().parent / "buffer_swap"
 
 
@@ -1069,6 +1069,25 @@ HACKS += [
          _buffer_swap("memoryview_of_bytearray.py")),
     Hack("bytecode buffer rewritten after the check", "an anonymous mmap rewritten by a thread",
          _buffer_swap("mmap_of_a_copy.py")),
+    # Red team round 11: the frozen chain was trusted with no such check.
+    Hack("bytecode buffer rewritten after the check", "_imp.get_frozen_object rebound to marshal.loads, a bytearray",
+         _buffer_swap("frozen_chain.py")),
+]
+
+# Red team round 11 (this project's seventh, on a813f4b, by a helper who did not write the C entry): when the
+# hook began, another thread's collection was running (paused in a gc callback or a finalizer), so the hook
+# could not hold the collector; that collection ended meanwhile and the hook's own allocation started one whose
+# "start" callback ran above the hook's frames. The count the C entry trusted moves before "stop" callbacks.
+# Closed: a nested event is waved only while the hook holds the collector (else refused).
+GC_RUNNING = Path(__file__).resolve().parent / "gc_running"
+
+HACKS += [
+    Hack("collection running when the hook begins", "the other thread's collection pauses in its stop callback",
+         _with_common(GC_RUNNING, "stop_callback.py")),
+    Hack("collection running when the hook begins", "the stop callback waits on an event instead",
+         _with_common(GC_RUNNING, "stop_callback_wait.py")),
+    Hack("collection running when the hook begins", "the stop callback yields the processor (os.sched_yield)",
+         _with_common(GC_RUNNING, "stop_callback_yield.py")),
 ]
 
 PIN_HELPERS = '''import sys

@@ -193,7 +193,6 @@ static Py_ssize_t hook_nevents;
 static char **hook_prefixes;     /* and names that start with one of these */
 static Py_ssize_t hook_nprefixes;
 static __thread int hook_busy;   /* this thread is inside decide */
-static __thread Py_ssize_t hook_entry_collections;
 static int hook_inside;          /* threads inside decide (they take turns holding the GIL) */
 static int hook_holds_collector; /* the collector's "collecting" flag is the hook's */
 static int hook_seen_check;
@@ -217,19 +216,11 @@ watched(const char *event)
     return 0;
 }
 
-static Py_ssize_t
-collections(PyInterpreterState *interp)
-{
-    Py_ssize_t n = 0;
-    for (int i = 0; i < NUM_GENERATIONS; i++)
-        n += interp->gc.generation_stats[i].collections;
-    return n;
-}
-
 /* Hold the collector: with its "collecting" flag set, no collection starts, automatic or gc.collect(), in
  * any thread (3.11 and 3.13 check the flag before starting one; 3.12's scheduled collection does not, so
  * its pending request is dropped too, and none is scheduled while the flag is set). Only when no
- * collection is running: one that is will clear the flag when it ends. */
+ * collection is running (its finalizers, its gc.callbacks included): one that is will clear the flag
+ * when it ends. While the hook holds it, no code of the test's can start in a thread inside the hook. */
 static int
 hold_collector(PyInterpreterState *interp)
 {
@@ -257,20 +248,27 @@ audit(const char *event, PyObject *args, void *unused)
     PyInterpreterState *interp = PyInterpreterState_Get();
     if (hook_busy) {
         /* An event raised inside decide: its own attribute reads and the like, which it looks at itself.
-         * Unless it comes from code the collector runs (a test's finalizer or weakref callback, even a C
-         * one with no frame of its own): that can only be a collection that started after decide did.
-         * None can while the hook holds the collector; if a collection was already running when decide
-         * began (it was not the hook's to hold) and has ended since, the event is refused. */
-        if (hold_collector(interp) || collections(interp) == hook_entry_collections)
+         * Unless code of the test's raised it: a finalizer or gc callback (even a C one, with no frame of
+         * its own) of a collection running in this thread above decide. None can start while the hook
+         * holds the collector; if it could not hold it (a collection was running when decide began, or
+         * is now), the event is refused. (A collection's bookkeeping cannot tell which one runs: its
+         * count moves before its "stop" callbacks, red team round 11.) */
+        if (hold_collector(interp))
             return 0;
         PyErr_SetString(PyExc_PermissionError,
                         "repo2rlenv verifier: code the garbage collector ran inside the audit hook is refused");
         return -1;
     }
+    /* A collection is running (another thread's, paused in a finalizer; or this thread's, whose finalizer
+     * or callback raised this event): give it up to 10 ms to end, so that decide runs with the collector
+     * held and its own reads are not refused. */
+    for (int i = 0; i < 100 && !hold_collector(interp); i++) {
+        Py_BEGIN_ALLOW_THREADS
+        usleep(100);
+        Py_END_ALLOW_THREADS
+    }
     hook_busy = 1;
     hook_inside++;
-    hold_collector(interp);
-    hook_entry_collections = collections(interp);
     /* The frame that raised the event (borrowed): decide never looks up frames itself. */
     PyObject *frame = (PyObject *)PyEval_GetFrame();
     PyObject *name = PyUnicode_FromString(event);
@@ -376,29 +374,29 @@ audit_hook(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* bytes_argument(frame) -> bool: whether the first argument of a frame's function (as it is now) is an
- * immutable bytes object, or a memoryview of one. Read from the frame's slots, not f_locals (which would
- * write the frame's locals dict and could drop an object's last reference). The hook asks it of the import
- * system's `_compile_bytecode` before marshal loads: what it compared against a real .pyc must be what
- * marshal then reads, which a bytearray another thread rewrites meanwhile is not. */
+/* frame_argument(frame, index) -> object | None: a frame's local slot `index` (its arguments come first),
+ * as it is now; None when the slot is empty or out of range. Read from the frame's slots, not f_locals
+ * (which writes the frame's locals dict and can drop an object's last reference). The hook asks it of the
+ * import system's frames before marshal loads: the buffer `_compile_bytecode` was given must be immutable
+ * bytes (what the hook compared with a real .pyc must be what marshal reads; a bytearray can be rewritten
+ * by another thread meanwhile), and the frozen chain must be calling the real `_imp.get_frozen_object`.
+ * A frame's locals are no secret of the hook's: f_locals hands them to whoever holds the frame. */
 static PyObject *
-bytes_argument(PyObject *self, PyObject *frame)
+frame_argument(PyObject *self, PyObject *args)
 {
-    if (!PyFrame_Check(frame)) {
-        PyErr_SetString(PyExc_TypeError, "a frame");
+    PyObject *frame;
+    int index;
+    if (!PyArg_ParseTuple(args, "O!i", &PyFrame_Type, &frame, &index))
         return NULL;
-    }
     PyCodeObject *code = PyFrame_GetCode((PyFrameObject *)frame);
-    int argcount = code->co_argcount;
+    int nlocals = code->co_nlocals;
     Py_DECREF(code);
-    if (argcount < 1)
-        Py_RETURN_FALSE;
-    PyObject *first = ((PyFrameObject *)frame)->f_frame->localsplus[0];
-    if (first != NULL && PyMemoryView_Check(first))
-        first = PyMemoryView_GET_BASE(first);
-    if (first != NULL && PyBytes_CheckExact(first))
-        Py_RETURN_TRUE;
-    Py_RETURN_FALSE;
+    PyObject *value = NULL;
+    if (index >= 0 && index < nlocals)
+        value = ((PyFrameObject *)frame)->f_frame->localsplus[index];
+    if (value == NULL)
+        Py_RETURN_NONE;
+    return Py_NewRef(value);
 }
 
 static PyMethodDef methods[] = {
@@ -411,7 +409,7 @@ static PyMethodDef methods[] = {
     {"set_dumpable", set_dumpable, METH_VARARGS, "prctl(PR_SET_DUMPABLE, flag)"},
     {"map_library", map_library, METH_VARARGS, "dlopen(path, flags), keeping no handle"},
     {"audit_hook", audit_hook, METH_VARARGS, "install the verifier's audit hook (once)"},
-    {"bytes_argument", bytes_argument, METH_O, "whether a frame's first argument is immutable bytes"},
+    {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -252,7 +252,10 @@ def _make_hook(policy, refusal_fd, native=False):
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
     compile_bytecode = chains["bytecode"][0]
-    bytes_argument = native_hook().bytes_argument if native else None
+    frame_argument = native_hook().frame_argument if native else None
+    import _imp
+
+    get_frozen_object = _imp.get_frozen_object  # the real one: a test may rebind the module's name later
     # What marshal may load once armed: the interpreter's own frozen modules' data (3.13 raises the event for
     # them), or the bytes of the .pyc file this thread last opened, as the hook reads them itself. Whoever
     # serves the bytes (a loader subclass, an instance attribute, a patched `_imp`), they must be a real
@@ -472,10 +475,19 @@ def _make_hook(policy, refusal_fd, native=False):
         elif event == "marshal.loads":
             if not imported(frame, "bytecode", "sourceless", "frozen") or not _len(args) or not real_bytecode(args[0]):
                 refuse("loading marshal data other than a .pyc file's or a frozen module's")
-            # What was compared is a copy: marshal then reads the buffer `_compile_bytecode` was given, which
-            # a loader's get_data may have made a bytearray that another thread rewrites meanwhile.
-            if bytes_argument is not None and frame.f_code is compile_bytecode and not bytes_argument(frame):
-                refuse("loading bytecode from a buffer that can change after it was checked (not bytes)")
+            # What was compared is a copy: marshal then reads the buffer it was handed, which a loader's
+            # get_data (or a rebound `_imp.get_frozen_object`'s argument) may have made a bytearray that
+            # another thread rewrites meanwhile (red team round 11). `_compile_bytecode` must hold bytes;
+            # the frozen chain must be calling the real `_imp.get_frozen_object` (frozen data is C memory).
+            if frame_argument is not None:
+                given = frame_argument(frame, 0)
+                if frame.f_code is compile_bytecode:
+                    if _type(given) is _memoryview:
+                        given = given.obj
+                    if _type(given) is not _bytes:
+                        refuse("loading bytecode from a buffer that can change after it was checked (not bytes)")
+                elif given is not get_frozen_object:
+                    refuse("loading marshal data through the frozen chain other than by _imp.get_frozen_object")
         elif event == "marshal.load":
             refuse("loading marshal data from a file object")
         elif event == "object.__getattr__":

