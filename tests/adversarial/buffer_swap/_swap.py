@@ -23,6 +23,20 @@ def real_pyc():
     raise LookupError("no stdlib .pyc large enough")
 
 
+def start_swapping(write, real_tail, fake_tail, stop):
+    """A thread that writes the forged tail and the real one in turn (each through a call: the thread can
+    give up the GIL between the two) until `stop` is set."""
+
+    def swap():
+        while not stop:
+            write(fake_tail)
+            write(real_tail)
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    return thread
+
+
 def swapped_load(make_buffer, seconds=4.0):
     """Load through a SourcelessFileLoader whose get_data serves `make_buffer(real bytes)`, while a thread
     swaps bytes 16.. between the real marshal data and the forged one, until the forged module loads."""
@@ -40,16 +54,7 @@ def swapped_load(make_buffer, seconds=4.0):
                     with open(where, "rb") as fh:  # the hook's "last .pyc this thread opened"
                         real = fh.read()
                     buffer, write = make_buffer(real)
-                    fake = forged + real[16 + len(forged):]
-
-                    def swap():
-                        while not stop:
-                            write(fake)
-                            write(real[16:])
-
-                    thread = threading.Thread(target=swap, daemon=True)
-                    holder.append(thread)
-                    thread.start()
+                    holder.append(start_swapping(write, real[16:], forged + real[16 + len(forged):], stop))
                     return buffer
 
             module = types.ModuleType("r2e_forged")

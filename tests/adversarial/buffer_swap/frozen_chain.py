@@ -9,7 +9,8 @@ def name(*parts):
 # Red team round 11: the frozen chain (`_call_with_frames_removed` <- `FrozenImporter.exec_module`) is
 # trusted for marshal like `_compile_bytecode`, but `bytes_argument` is asked only of `_compile_bytecode`'s
 # frame. `_imp.get_frozen_object` is set to `marshal.loads` and the spec's "name" is a bytearray holding a
-# real stdlib .pyc's marshal data (the hook's comparison with the file this thread last opened passes);
+# real stdlib .pyc's marshal data (the hook's comparison with the file this thread last opened passes;
+# real_pyc and start_swapping are _swap.py's);
 # a thread rewrites it in place with the hand-made module while the hook reads the file (GIL released).
 import importlib._bootstrap as boot
 import importlib._bootstrap_external as ext
@@ -17,21 +18,6 @@ import os
 import sys
 import threading
 import time
-
-
-def real_pyc():
-    """A stdlib module's .pyc, larger than the forged data: older than the run, so the hook trusts it."""
-    folder = "%s/lib/python%d.%d/__pycache__/" % (vars(sys)[name("base_", "prefix")], *sys.version_info[:2])
-    for stem in ("typing", "inspect", "argparse", "subprocess", "pathlib", "threading"):
-        where = folder + stem + "." + sys.implementation.cache_tag + ".pyc"
-        try:
-            with open(where, "rb") as fh:
-                size = len(fh.read())
-        except OSError:
-            continue
-        if size > len(pyc()) + 64:
-            return where
-    raise LookupError("no stdlib .pyc large enough")
 
 
 def load_codes(seconds=6.0):
@@ -47,19 +33,12 @@ def load_codes(seconds=6.0):
             with open(path, "rb") as fh:  # the hook's "last .pyc this thread opened"
                 real = fh.read()
             buffer = bytearray(real[16:])
-            fake = forged + real[16 + len(forged):]
             stop = []
 
-            def write(tail):  # a call: the thread can give up the GIL between the two writes
+            def write(tail):
                 buffer[:] = tail
 
-            def swap():
-                while not stop:
-                    write(fake)
-                    write(real[16:])
-
-            thread = threading.Thread(target=swap, daemon=True)
-            thread.start()
+            thread = start_swapping(write, real[16:], forged + real[16 + len(forged):], stop)
             module = types.ModuleType("r2e_forged")
             vars(module)["".join(("__sp", "ec__"))] = types.SimpleNamespace(name=buffer)
             imp.get_frozen_object = ext.marshal.loads

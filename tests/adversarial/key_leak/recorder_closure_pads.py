@@ -8,18 +8,11 @@ import types
 STOLEN = {}
 
 
-def cells(fn):
-    return {n: member(c, name("cell_", "contents"))
-            for n, c in zip(member(member(fn, name("__co", "de__")), name("co_", "freevars")),
-                            member(fn, name("__clo", "sure__")))}
-
-
 def steal():
     scope = hook_scope()
     if scope is None or type(scope.get("recorder")) is not tuple or STOLEN:
         return
-    dump = cells(scope["recorder"][2])
-    STOLEN.update(cells(dump["sign"]), fd=dump["fd"])
+    steal_recorder_key(scope, STOLEN)
 
 
 class Name(str):
@@ -43,10 +36,7 @@ def forge():
         member(module.helper, name("__co", "de__"))  # the hook hashes its co_filename
     except AttributeError:
         pass
-    body = ",".join(str(n) for n in range(1, 200)).encode()
-    sha = vars(sys.modules["hashlib"])["sha256"]
-    mac = sha(STOLEN["outer"] + sha(STOLEN["inner"] + body).digest()).hexdigest().encode()
-    os.write(STOLEN["fd"], body + b"\t" + mac + b"\n")
+    write_forged_record(STOLEN)
 
 
 def test_hundred():

