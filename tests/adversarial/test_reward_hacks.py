@@ -525,6 +525,9 @@ HACKS += [
          _metaclass("metaclass_hash_getattr.py")),
     Hack("metaclass re-entry", "type(address).__eq__ in (str, bytes), sys.audit('socket.connect') (no Landlock)",
          _metaclass("metaclass_eq_socket.py"), prepare=_no_landlock),
+    # Red team round 12 (on 12b5a7a): the str-subclass test of a code's co_filename read the type's __mro__.
+    Hack("metaclass re-entry", "type(co_filename).__mro__ property, a __code__ read of a function compiled under it",
+         _metaclass("metaclass_mro_property.py")),
     Hack("coverage forgery", "a metaclass __name__ inside the hook fills the recorder's line set",
          _metaclass("metaclass_name_forges_coverage.py"), honest=0.75),
     # Without Landlock (verifier_kernel.landlock_abi() == 0) the hook resolved every opened path with
@@ -919,6 +922,9 @@ HACKS += [
          _code_freed("filename_del.py")),
     Hack("code object freed in the hook", "a weakref callback on a code object among that code's constants",
          _code_freed("nested_code_weakref.py")),
+    # Red team round 12 (on 12b5a7a): the checks' own reference made the last one by another thread.
+    Hack("code object freed in the hook", "another thread rebinds fn.__code__ while the hook checks the old one",
+         _code_freed("rebound_by_thread.py")),
 ]
 
 # Red team, round 9: the hook's refusal of a code attribute builds `CodeRefused`, read from its private scope

@@ -176,3 +176,25 @@ def test_no_tracer_sees_decides_frames(built):
         print(json.dumps({"seen": sorted(set(seen))}))
     """)
     assert got["seen"] == ["raiser"]
+
+
+def test_what_decide_took_is_released_after_the_hook_lets_go(built):
+    # A weakref callback run by that release is any code's: its own event is decided, not waved as the
+    # hook's (red team round 12: another thread made the checks' reference to a code object the last one).
+    got = _run(built, """
+        import weakref
+        calls, refs = [], []
+        class Obj:
+            pass
+        def decide(event, args, frame):
+            calls.append(args[0])
+            if args[0] == "top":
+                held = Obj()
+                refs.append(weakref.ref(held, lambda ref: sys.audit("r2e.watched", "from the callback")))
+                return None, [held]
+            return None
+        k.audit_hook(decide, ("r2e.watched",), ())
+        sys.audit("r2e.watched", "top")
+        print(json.dumps({"calls": calls}))
+    """)
+    assert got["calls"] == ["top", "from the callback"]

@@ -272,13 +272,13 @@ audit(const char *event, PyObject *args, void *unused)
     /* The frame that raised the event (borrowed): decide never looks up frames itself. */
     PyObject *frame = (PyObject *)PyEval_GetFrame();
     PyObject *name = PyUnicode_FromString(event);
-    PyObject *verdict = NULL;
+    PyObject *result = NULL;
     /* No tracer or profiler sees decide's frames (a test's tracer, set through threading's bootstrap, would
      * get them as arguments): CPython does the same around the hooks written in Python, not around C ones. */
     PyThreadState *tstate = PyThreadState_Get();
     PyThreadState_EnterTracing(tstate);
     if (name != NULL)
-        verdict = PyObject_CallFunctionObjArgs(hook_decide, name, args, frame ? frame : Py_None, NULL);
+        result = PyObject_CallFunctionObjArgs(hook_decide, name, args, frame ? frame : Py_None, NULL);
     PyThreadState_LeaveTracing(tstate);
     Py_XDECREF(name);
     hook_inside--;
@@ -287,6 +287,16 @@ audit(const char *event, PyObject *args, void *unused)
         hook_holds_collector = 0;
     }
     hook_busy = 0;
+    /* decide returns the verdict, or (verdict, what its checks took out of the test's world): that goes
+     * only now, the hook no longer inside, so a finalizer or weakref callback its release runs is any
+     * code's (another thread can make the checks' reference the last one: red team round 12). */
+    PyObject *verdict = result, *kept = NULL;
+    if (result != NULL && PyTuple_CheckExact(result) && PyTuple_GET_SIZE(result) == 2) {
+        verdict = Py_NewRef(PyTuple_GET_ITEM(result, 0));
+        kept = Py_NewRef(PyTuple_GET_ITEM(result, 1));
+        Py_DECREF(result);
+        Py_DECREF(kept);
+    }
     if (verdict == NULL) {
         /* decide never raises: this is a call that could not run (the stack at its limit, no memory). */
         PyErr_Clear();
@@ -336,7 +346,8 @@ c_names(PyObject *seq, Py_ssize_t *count)
 
 /* audit_hook(decide, events, prefixes) -> None: install the hook, once per process. `decide(event, args,
  * frame)` is called for each event named in `events` or starting with one of `prefixes`, with the frame
- * that raised it; it returns None or the exception to raise, and must not raise itself. */
+ * that raised it; it returns None or the exception to raise (or a pair: that, and objects to release once
+ * the hook has let go), and must not raise itself. */
 static PyObject *
 audit_hook(PyObject *self, PyObject *args)
 {

@@ -292,6 +292,17 @@ def _make_hook(policy, refusal_fd, native=False):
 
     gc_enabled, gc_disable, gc_enable, gc_freeze, gc_unfreeze = gc.isenabled, gc.disable, gc.enable, gc.freeze, gc.unfreeze
 
+    subclass = type.__subclasscheck__  # PyType_IsSubtype on real types: reads no attribute, runs nothing
+    # Every object the checks take out of the test's world (a function's code, a frame's slot) is kept
+    # until the event is decided and the hook has let go: another thread can rebind `fn.__code__` meanwhile,
+    # and the checks' reference would then be the last one, whose release (a weakref callback, a finalizer)
+    # would run the test's code inside the hook (red team round 12). Per thread: threads take turns inside.
+    keeps = {}
+
+    def taken(obj):
+        keeps[get_ident()].append(obj)
+        return obj
+
     def log(what):
         if refusal_fd is not None and state["logged"] < _MAX_LOGGED:
             state["logged"] += 1
@@ -397,7 +408,9 @@ def _make_hook(policy, refusal_fd, native=False):
             # A str subclass (compile and loaders keep one) would hash and compare through its own methods;
             # str.__str__ gives a plain copy without calling any of them (red team round 3). Its type's
             # own mro says it is one: `isinstance` would read a `__class__` of the test's.
-            if not one_of(_str, _type(filename).__mro__):
+            # Asked of the type itself, not read from it: an attribute of a class goes through its metaclass,
+            # whose `__mro__` property would run inside the hook (red team round 12).
+            if not subclass(_str, _type(filename)):
                 return False
             filename = _str_str(filename)
         return changed_name(filename)
@@ -410,16 +423,16 @@ def _make_hook(policy, refusal_fd, native=False):
         """`facts`: only exact builtin types are touched while the code object is held."""
         kind, lasti = _type(obj), -1
         if kind is _method:
-            obj = obj.__func__
+            obj = taken(obj.__func__)
             kind = _type(obj)
         if kind is _tb:
             lasti = obj.tb_lasti
-            code = obj.tb_frame.f_code
+            code = taken(obj.tb_frame.f_code)
         elif kind is _frame:
             lasti = obj.f_lasti
             code = obj.f_code
         elif kind is _fn:
-            code = obj.__code__
+            code = taken(obj.__code__)
         else:
             return
         flags = code.co_flags
@@ -480,10 +493,10 @@ def _make_hook(policy, refusal_fd, native=False):
             # another thread rewrites meanwhile (red team round 11). `_compile_bytecode` must hold bytes;
             # the frozen chain must be calling the real `_imp.get_frozen_object` (frozen data is C memory).
             if frame_argument is not None:
-                given = frame_argument(frame, 0)
+                given = taken(frame_argument(frame, 0))
                 if frame.f_code is compile_bytecode:
                     if _type(given) is _memoryview:
-                        given = given.obj
+                        given = taken(given.obj)
                     if _type(given) is not _bytes:
                         refuse("loading bytecode from a buffer that can change after it was checked (not bytes)")
                 elif given is not get_frozen_object:
@@ -501,7 +514,7 @@ def _make_hook(policy, refusal_fd, native=False):
             if name in _CODE_ATTRS:
                 for kind, attribute, getter in _CODE_GETTERS:
                     if _type(args[0]) is kind:
-                        if attribute == name and protected_code(getter(args[0])):
+                        if attribute == name and protected_code(taken(getter(args[0]))):
                             refuse_attribute(f"reading the code object of changed code ({name})")
                         break
             if name == "tb_frame" and _type(args[0]) is _tb and ours(args[0].tb_frame.f_code):
@@ -509,7 +522,7 @@ def _make_hook(policy, refusal_fd, native=False):
         elif event == "object.__setattr__":
             # The guarded signal handlers keep what they call in their defaults: not the test's to swap.
             if _len(args) > 1 and _type(args[0]) is _fn and _type(args[1]) is _str \
-                    and args[1] in _FUNCTION_STATE and args[0].__code__ is guarded_code:
+                    and args[1] in _FUNCTION_STATE and taken(args[0].__code__) is guarded_code:
                 refuse(f"rebinding {args[1]} of the run's signal handler")
         elif event == "sys._getframe":
             if _len(args) and _type(args[0]) is _frame and ours(args[0].f_code):
@@ -592,18 +605,22 @@ def _make_hook(policy, refusal_fd, native=False):
             check(event, args, frame)
 
     def verdict(event, args, frame):
-        """None, or the refusal the hook raises (a fresh exception of a builtin type, with no traceback).
-        It never raises: the frames of its refusals stay inside it and are freed here, by reference count,
-        so none of them — they hold the hook's state — can end up anywhere a test reaches (gc.garbage under
-        DEBUG_SAVEALL, red team round 9)."""
+        """(None or the refusal the hook raises — a fresh exception of a builtin type, with no traceback —,
+        the objects the checks took: released by the caller once the hook has let go). It never raises: the
+        frames of its refusals stay inside it and are freed here, by reference count, so none of them — they
+        hold the hook's state — can end up anywhere a test reaches (gc.garbage under DEBUG_SAVEALL, red team
+        round 9)."""
         failure = None
+        ident = get_ident()
+        keeps[ident] = kept = []
         try:
             judge(event, args, frame)
         except BaseException as exc:  # noqa: BLE001 — every refusal, and any fault of the hook's, refuses
             message = exc.args[0] if _len(exc.args) and _type(exc.args[0]) is _str else (
                 f"repo2rlenv verifier: {event} refused (the audit hook failed: {_type(exc).__name__})")
             failure = (AttributeError if _type(exc) is AttributeError else PermissionError, message)
-        return None if failure is None else failure[0](failure[1])
+        del keeps[ident]
+        return None if failure is None else failure[0](failure[1]), kept
 
     def decide(event, args):
         """Python's own hook (no `_r2e_kernel`): the busy mark and the collector are handled here, with the
@@ -633,7 +650,8 @@ def _make_hook(policy, refusal_fd, native=False):
         if frozen:
             gc_freeze()
         try:
-            return verdict(event, args, getframe(2))
+            refusal, kept = verdict(event, args, getframe(2))
+            return refusal  # `kept` goes when this returns, after the busy mark
         finally:
             busy.discard(ident)
             if frozen:

