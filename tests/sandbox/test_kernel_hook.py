@@ -198,3 +198,12 @@ def test_what_decide_took_is_released_after_the_hook_lets_go(built):
         print(json.dumps({"calls": calls}))
     """)
     assert got["calls"] == ["top", "from the callback"]
+
+
+def test_the_hook_api_is_the_one_the_verifier_speaks(built):
+    from repo2rlenv.verifiers.test_synthesis import verifier_guard
+
+    got = _run(built, """
+        print(json.dumps({"api": k.HOOK_API}))
+    """)
+    assert got["api"] == verifier_guard.HOOK_API

@@ -435,7 +435,10 @@ PyMODINIT_FUNC
 PyInit__r2e_kernel(void)
 {
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0) {
+    /* HOOK_API: what audit_hook and frame_argument do, as verifier_guard.native_hook expects it; a verifier
+     * finding another number (an image built from an older or newer source) uses Python's own hook. */
+    if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
+                      PyModule_AddIntConstant(m, "HOOK_API", 1) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

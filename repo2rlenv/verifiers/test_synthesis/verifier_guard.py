@@ -109,14 +109,19 @@ def install(policy, refusal_fd=None):
         sys.addaudithook(made)
 
 
+# The `_r2e_kernel` hook protocol this verifier speaks (HOOK_API in templates/r2e_kernel.c).
+HOOK_API = 1
+
+
 def native_hook():
-    """`_r2e_kernel` when it carries the audit hook (the base images build it; kernel_ext for local
-    interpreters), else None: the hook is then Python's own, with the residuals docs/integrity.md lists."""
+    """`_r2e_kernel` when it carries the audit hook this verifier speaks to (the base images build it;
+    kernel_ext for local interpreters), else None: the hook is then Python's own, with the residuals
+    docs/integrity.md lists. An image built from another source has another HOOK_API."""
     try:
         import _r2e_kernel
     except ImportError:
         return None
-    return _r2e_kernel if hasattr(_r2e_kernel, "audit_hook") else None
+    return _r2e_kernel if getattr(_r2e_kernel, "HOOK_API", None) == HOOK_API else None
 
 
 # The functions that make the hook and the recorder, and what they call when they are made.
