@@ -13,6 +13,7 @@ replaced by the value of an expression computed on A (what a pin compares with).
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -484,6 +485,15 @@ HACKS += [
 # on an input where A and B agree; the opaque twins' decoys never run, so the comparison after the
 # constant 100 is `>` on A′ and `>=` on B′, whatever the twins did. Lint-clean (names built at run time).
 _DISARM = (REENTRY / "_disarm.py").read_text()
+
+
+def _disarm_parts(*names: str) -> str:
+    """reentry/_disarm.py's imports and module constants, and the named functions of it."""
+    lines = _DISARM.splitlines(keepends=True)
+    wanted = [node for node in ast.parse(_DISARM).body
+              if isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign))
+              or (isinstance(node, ast.FunctionDef) and node.name in names)]
+    return "".join("".join(lines[node.lineno - 1:node.end_lineno]) + "\n\n" for node in wanted)
 
 
 def _metaclass(name: str) -> str:
@@ -1094,6 +1104,13 @@ HACKS += [
          _with_common(GC_RUNNING, "stop_callback_wait.py")),
     Hack("collection running when the hook begins", "the stop callback yields the processor (os.sched_yield)",
          _with_common(GC_RUNNING, "stop_callback_yield.py")),
+    # Red team round 13 (on 5044bc5): then the hook decided unheld, refusing only nested events; an 8 MiB
+    # ctypes.* event refused with none kept it busy while the other collection ended, and the next one, in
+    # this thread, ran a gc callback above it that reached its frames through a generator's frame fetched
+    # earlier (no audited step). Near the cap on lines: only the helpers it uses.
+    Hack("collection running when the hook begins", "it ends while the hook decides; a generator frame's f_back",
+         _PRELUDE + _disarm_parts("name", "put", "executed_compares")
+         + (GC_RUNNING / "ends_in_the_hook.py").read_text()),
 ]
 
 PIN_HELPERS = '''import sys

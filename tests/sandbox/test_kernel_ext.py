@@ -36,7 +36,7 @@ def test_it_builds_for_this_interpreter_and_offers_only_confining_calls(tmp_path
     assert "8-byte instructions" in got["short"]
     # Nothing that hands out an address or calls an arbitrary function (the audit hook is installed once,
     # by the verifier, before any test runs: tests/sandbox/test_kernel_hook.py).
-    assert got["calls"] == ["HOOK_API", "add_rule", "audit_hook", "create_ruleset", "frame_argument", "map_library",
+    assert got["calls"] == ["HOOK_API", "add_rule", "arm", "audit_hook", "create_ruleset", "frame_argument", "map_library",
                             "name", "no_new_privs", "restrict_self", "seccomp", "set_dumpable", "set_pdeathsig"]
 
 

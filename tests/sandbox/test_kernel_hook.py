@@ -207,3 +207,44 @@ def test_the_hook_api_is_the_one_the_verifier_speaks(built):
         print(json.dumps({"api": k.HOOK_API}))
     """)
     assert got["api"] == verifier_guard.HOOK_API
+
+
+RAISED_DURING_A_COLLECTION = """
+    import gc, threading
+    calls = []
+    def decide(event, args, frame):
+        calls.append(args[0])
+        return None
+    k.audit_hook(decide, ("r2e.watched",), ())
+    if ARM:
+        k.arm()
+    main, entered, release = threading.current_thread(), threading.Event(), threading.Event()
+    def callback(phase, info):
+        if phase == "stop" and threading.current_thread() is not main:
+            entered.set()
+            release.wait(5)  # the other thread's collection stays paused past the hook's 10 ms
+    gc.callbacks.append(callback)
+    other = threading.Thread(target=gc.collect)
+    other.start()
+    entered.wait(5)
+    try:
+        sys.audit("r2e.watched", "during")
+        during = "allowed"
+    except PermissionError as exc:
+        during = str(exc)
+    release.set()
+    other.join()
+    gc.callbacks.remove(callback)
+    sys.audit("r2e.watched", "after")
+    print(json.dumps({"during": during, "calls": calls}))
+"""
+
+
+def test_once_armed_no_event_is_decided_while_a_collection_runs(built):
+    # decide would run with the collector unheld: that collection could end and this thread's next
+    # allocation start one whose callbacks run the test's code above decide (red team round 13).
+    got = _run(built, "ARM = True\n" + textwrap.dedent(RAISED_DURING_A_COLLECTION))
+    assert got["during"].startswith("repo2rlenv verifier: r2e.watched refused: raised while a garbage collection runs")
+    assert got["calls"] == ["after"]
+    before = _run(built, "ARM = False\n" + textwrap.dedent(RAISED_DURING_A_COLLECTION))
+    assert before == {"during": "allowed", "calls": ["during", "after"]}  # before the submission runs

@@ -196,6 +196,7 @@ static __thread int hook_busy;   /* this thread is inside decide */
 static int hook_inside;          /* threads inside decide (they take turns holding the GIL) */
 static int hook_holds_collector; /* the collector's "collecting" flag is the hook's */
 static int hook_seen_check;
+static int hook_armed;           /* the submission runs: see arm() */
 
 #define HOOK_CHECK_EVENT "repo2rlenv.hook.check"
 
@@ -259,13 +260,25 @@ audit(const char *event, PyObject *args, void *unused)
                         "repo2rlenv verifier: code the garbage collector ran inside the audit hook is refused");
         return -1;
     }
-    /* A collection is running (another thread's, paused in a finalizer; or this thread's, whose finalizer
-     * or callback raised this event): give it up to 10 ms to end, so that decide runs with the collector
-     * held and its own reads are not refused. */
-    for (int i = 0; i < 100 && !hold_collector(interp); i++) {
+    /* A collection is running (another thread's, paused in a finalizer or gc callback; or this thread's,
+     * whose finalizer or callback raised this event): give it up to 10 ms to end. Once the submission runs,
+     * decide never runs without the collector held: that collection could end meanwhile and this thread's
+     * next allocation start one whose callbacks run the test's code above decide's frames, which it can
+     * reach with no audited step (a generator's frame fetched earlier: red team round 13). So the event is
+     * refused then: a finalizer's or gc callback's event during a collection, or one raised while another
+     * thread's collection stays paused for 10 ms. */
+    int held = hold_collector(interp);
+    for (int i = 0; i < 100 && !held; i++) {
         Py_BEGIN_ALLOW_THREADS
         usleep(100);
         Py_END_ALLOW_THREADS
+        held = hold_collector(interp);
+    }
+    if (!held && hook_armed) {
+        PyErr_Format(PyExc_PermissionError,
+                     "repo2rlenv verifier: %.100s refused: raised while a garbage collection runs (in a "
+                     "finalizer or gc callback, or another thread's collection did not end)", event);
+        return -1;
     }
     hook_busy = 1;
     hook_inside++;
@@ -385,6 +398,15 @@ audit_hook(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* arm() -> None: from now on no event is decided without the collector held (the verifier calls it when
+ * the submission's module starts; before that no code of the test's has run). It only restricts. */
+static PyObject *
+arm(PyObject *self, PyObject *unused)
+{
+    hook_armed = 1;
+    Py_RETURN_NONE;
+}
+
 /* frame_argument(frame, index) -> object | None: a frame's local slot `index` (its arguments come first),
  * as it is now; None when the slot is empty or out of range. Read from the frame's slots, not f_locals
  * (which writes the frame's locals dict and can drop an object's last reference). The hook asks it of the
@@ -420,6 +442,7 @@ static PyMethodDef methods[] = {
     {"set_dumpable", set_dumpable, METH_VARARGS, "prctl(PR_SET_DUMPABLE, flag)"},
     {"map_library", map_library, METH_VARARGS, "dlopen(path, flags), keeping no handle"},
     {"audit_hook", audit_hook, METH_VARARGS, "install the verifier's audit hook (once)"},
+    {"arm", arm, METH_NOARGS, "from now on, refuse an event raised while a collection runs"},
     {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
     {NULL, NULL, 0, NULL},
 };
@@ -438,7 +461,7 @@ PyInit__r2e_kernel(void)
     /* HOOK_API: what audit_hook and frame_argument do, as verifier_guard.native_hook expects it; a verifier
      * finding another number (an image built from an older or newer source) uses Python's own hook. */
     if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
-                      PyModule_AddIntConstant(m, "HOOK_API", 1) < 0)) {
+                      PyModule_AddIntConstant(m, "HOOK_API", 2) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

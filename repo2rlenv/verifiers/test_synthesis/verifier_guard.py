@@ -110,7 +110,7 @@ def install(policy, refusal_fd=None):
 
 
 # The `_r2e_kernel` hook protocol this verifier speaks (HOOK_API in templates/r2e_kernel.c).
-HOOK_API = 1
+HOOK_API = 2
 
 
 def native_hook():
@@ -258,6 +258,7 @@ def _make_hook(policy, refusal_fd, native=False):
     chains = _import_chains()
     compile_bytecode = chains["bytecode"][0]
     frame_argument = native_hook().frame_argument if native else None
+    arm_native = native_hook().arm if native else None
     import _imp
 
     get_frozen_object = _imp.get_frozen_object  # the real one: a test may rebind the module's name later
@@ -601,6 +602,8 @@ def _make_hook(policy, refusal_fd, native=False):
                 recorder[4](args[0])
             if event == "exec" and _getattr(args[0], "co_filename", None) == submission:
                 state["armed"] = True  # first: if the clock failed next, every .pyc would count as the run's
+                if arm_native is not None:
+                    arm_native()
                 state["armed_ns"] = time_ns()
         elif event == "exec":
             pass

@@ -321,7 +321,7 @@ def load_allowed(expose=()):
     out = summary(table)
     out["unmapped"] = preload(allowed_paths(table))
     out["ffi"] = _kernel().name
-    out["hook"] = "r2e_kernel" if getattr(_kernel(), "HOOK_API", None) == 1 else "python"  # verifier_guard.HOOK_API
+    out["hook"] = "r2e_kernel" if getattr(_kernel(), "HOOK_API", None) == 2 else "python"  # verifier_guard.HOOK_API
     return out
 
 
