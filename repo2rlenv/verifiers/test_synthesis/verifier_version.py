@@ -34,7 +34,11 @@ zygote rehearses one pytest session before forking. INTEGRITY_VERSION 8. 9: the 
 set, the collector cannot start while any thread is inside it, it filters event names in C and hands decide
 the raising frame), and marshal loads from `_compile_bytecode` only an immutable bytes buffer (a bytearray
 rewritten by a thread after the hook's comparison loaded forged bytecode). The Python hook remains the
-fallback where the extension is missing (details: native.interpreter.hook). INTEGRITY_VERSION 9.
+fallback where the extension is missing (details: native.interpreter.hook). Red team rounds 11-13 on it: a nested
+event is the checks' own only while the collector is held, and once the submission runs no event is decided
+without it (a collection running for 10 ms makes it a refusal); the frozen chain must call the real
+`_imp.get_frozen_object`; objects the checks take are released after the hook lets go; no attribute of a
+test's type is read. INTEGRITY_VERSION 9.
 """
 
 VERIFIER_VERSION = 9
