@@ -1038,13 +1038,13 @@ def _gc_fresh(name: str) -> str:
 
 HACKS += [
     Hack("fresh garbage inside the hook", "a thread makes a cycle with the collector off, enables it, sleeps(0)",
-         _gc_fresh("sleep_handoff.py")),
+         _gc_fresh("sleep_handoff.py"), config=RACE_TIMEOUT),
     Hack("fresh garbage inside the hook", "the same with a weakref callback on the fresh cycle",
-         _gc_fresh("weakref_callback.py")),
+         _gc_fresh("weakref_callback.py"), config=RACE_TIMEOUT),
     Hack("fresh garbage inside the hook", "the fresh cycle's __del__ in a refused settrace (PermissionError)",
-         _gc_fresh("settrace_refusal.py")),
+         _gc_fresh("settrace_refusal.py"), config=RACE_TIMEOUT),
     Hack("fresh garbage inside the hook", "a C callable as __del__ (no frame of its own) keeps the hook's frames",
-         _gc_fresh("c_callable_finalizer.py")),
+         _gc_fresh("c_callable_finalizer.py"), config=RACE_TIMEOUT),
 ]
 
 # Red team, round 10: on 3.11 `sys.setrecursionlimit` rewrites every thread's remaining depth. Another thread
@@ -1060,11 +1060,11 @@ def _recursion_race(name: str) -> str:
 
 HACKS += [
     Hack("recursion limit lowered inside the hook", "another thread's setrecursionlimit; a refused __code__ read",
-         _recursion_race("code_read.py")),
+         _recursion_race("code_read.py"), config=RACE_TIMEOUT),
     Hack("recursion limit lowered inside the hook", "the same in a refused settrace",
-         _recursion_race("settrace_refusal.py")),
+         _recursion_race("settrace_refusal.py"), config=RACE_TIMEOUT),
     Hack("recursion limit lowered inside the hook", "the same in an allowed open (the open check)",
-         _recursion_race("open_check.py")),
+         _recursion_race("open_check.py"), config=RACE_TIMEOUT),
 ]
 
 # Found while closing round 10 (this project, on 4f9a98a): marshal.loads hands the hook a copy of its input,
@@ -1099,18 +1099,18 @@ GC_RUNNING = Path(__file__).resolve().parent / "gc_running"
 
 HACKS += [
     Hack("collection running when the hook begins", "the other thread's collection pauses in its stop callback",
-         _with_common(GC_RUNNING, "stop_callback.py")),
+         _with_common(GC_RUNNING, "stop_callback.py"), config=RACE_TIMEOUT),
     Hack("collection running when the hook begins", "the stop callback waits on an event instead",
-         _with_common(GC_RUNNING, "stop_callback_wait.py")),
+         _with_common(GC_RUNNING, "stop_callback_wait.py"), config=RACE_TIMEOUT),
     Hack("collection running when the hook begins", "the stop callback yields the processor (os.sched_yield)",
-         _with_common(GC_RUNNING, "stop_callback_yield.py")),
+         _with_common(GC_RUNNING, "stop_callback_yield.py"), config=RACE_TIMEOUT),
     # Red team round 13 (on 5044bc5): then the hook decided unheld, refusing only nested events; an 8 MiB
     # ctypes.* event refused with none kept it busy while the other collection ended, and the next one, in
     # this thread, ran a gc callback above it that reached its frames through a generator's frame fetched
     # earlier (no audited step). Near the cap on lines: only the helpers it uses.
     Hack("collection running when the hook begins", "it ends while the hook decides; a generator frame's f_back",
          _PRELUDE + _disarm_parts("name", "put", "executed_compares")
-         + (GC_RUNNING / "ends_in_the_hook.py").read_text()),
+         + (GC_RUNNING / "ends_in_the_hook.py").read_text(), config=RACE_TIMEOUT),
 ]
 
 PIN_HELPERS = '''import sys

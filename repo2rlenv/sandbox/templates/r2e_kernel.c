@@ -197,6 +197,10 @@ static int hook_inside;          /* threads inside decide (they take turns holdi
 static int hook_holds_collector; /* the collector's "collecting" flag is the hook's */
 static int hook_seen_check;
 static int hook_armed;           /* the submission runs: see arm() */
+/* The thread whose collection is running, as the hook's own gc callback last heard ("start" sets it,
+ * "stop" clears it). Only a hint, for speed: the test can remove, reorder or call that callback, which
+ * changes how long the hook waits for a collection, never whether it decides without the collector. */
+static unsigned long collector_thread;
 
 #define HOOK_CHECK_EVENT "repo2rlenv.hook.check"
 
@@ -268,7 +272,9 @@ audit(const char *event, PyObject *args, void *unused)
      * refused then: a finalizer's or gc callback's event during a collection, or one raised while another
      * thread's collection stays paused for 10 ms. */
     int held = hold_collector(interp);
-    for (int i = 0; i < 100 && !held; i++) {
+    /* This thread's own collection cannot end while the hook waits above it: no wait then. */
+    int mine = collector_thread == PyThread_get_thread_ident();
+    for (int i = 0; i < 100 && !held && !mine; i++) {
         Py_BEGIN_ALLOW_THREADS
         usleep(100);
         Py_END_ALLOW_THREADS
@@ -357,6 +363,36 @@ c_names(PyObject *seq, Py_ssize_t *count)
     return out;
 }
 
+/* The hook's gc callback (put first in gc.callbacks by audit_hook): which thread's collection runs. */
+static PyObject *
+collection_phase(PyObject *self, PyObject *args)
+{
+    PyObject *phase, *info;
+    if (!PyArg_ParseTuple(args, "OO", &phase, &info))
+        return NULL;
+    int start = PyUnicode_CheckExact(phase) && PyUnicode_CompareWithASCIIString(phase, "start") == 0;
+    collector_thread = start ? PyThread_get_thread_ident() : 0;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef collection_phase_def = {"r2e_collection_phase", collection_phase, METH_VARARGS,
+                                           "the verifier's note of which thread collects"};
+
+static int
+watch_collections(void)
+{
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *callbacks = gc ? PyObject_GetAttrString(gc, "callbacks") : NULL;
+    PyObject *fn = callbacks ? PyCFunction_New(&collection_phase_def, NULL) : NULL;
+    int rc = (fn != NULL && PyList_Check(callbacks)) ? PyList_Insert(callbacks, 0, fn) : -1;
+    Py_XDECREF(fn);
+    Py_XDECREF(callbacks);
+    Py_XDECREF(gc);
+    if (rc < 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "gc.callbacks is not a list");
+    return rc;
+}
+
 /* audit_hook(decide, events, prefixes) -> None: install the hook, once per process. `decide(event, args,
  * frame)` is called for each event named in `events` or starting with one of `prefixes`, with the frame
  * that raised it; it returns None or the exception to raise (or a pair: that, and objects to release once
@@ -387,6 +423,8 @@ audit_hook(PyObject *self, PyObject *args)
     hook_nevents = nevents;
     hook_prefixes = starts;
     hook_nprefixes = nprefixes;
+    if (watch_collections() < 0)
+        return NULL;
     Py_INCREF(decide);
     hook_decide = decide;
     /* A hook already there may veto this one silently: a private event proves it is in place. */
