@@ -1029,6 +1029,9 @@ HACKS += [
 # finalizer with the collector off (nothing collects it in its own thread), switches the collector on and
 # gives the GIL straight back: the hook's next allocation collects gen 0 and the finalizer runs above its
 # frames, its thread busy (nothing audited): `disarm()`. docs/integrity.md's residual, made a row.
+# The race rows run until they land or their wall clock ends: on the verifiers they broke they landed within
+# 3 s a run; 10 s keeps the suite's time (the default, 30 s, is a real test's).
+RACE_TIMEOUT = {"run_timeout_sec": 10}
 GC_FRESH = Path(__file__).resolve().parent / "gc_fresh"
 
 
