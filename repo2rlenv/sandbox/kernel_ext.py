@@ -9,6 +9,7 @@ verifier falls back to ctypes and its reward details say so (`ffi`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -26,6 +27,11 @@ _PROBE = ("import json, sysconfig; p = sysconfig.get_paths(); "
 
 class KernelExtError(RuntimeError):
     """The extension could not be built here; the message says what is missing."""
+
+
+def source_stamp() -> str:
+    """What a built extension was built from (the base images' stamp carries the same hash)."""
+    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
 
 
 def _interpreter(python: str) -> dict[str, str]:

@@ -181,14 +181,24 @@ class LocalSandbox:
                 if proc.returncode != 0:
                     raise build_failure(f"preparing the local venv failed at `{' '.join(step[-3:])}`",
                                         (proc.stdout or "") + (proc.stderr or ""))
-            # The verifier's kernel extension, as the base images carry it; without a compiler the graded
-            # runs confine themselves through ctypes, and their reward details say so.
-            built, why = kernel_ext.try_build(str(venv / "bin" / "python"))
-            if built is None:
-                print(f"local sandbox: the verifier's kernel extension was not built ({why}); graded runs "
-                      "fall back to ctypes", file=sys.stderr)
             (home / ".ready").write_text("ok\n")
+        self._kernel_ext(home, venv)
         return venv
+
+    @staticmethod
+    def _kernel_ext(home: Path, venv: Path) -> None:
+        """The verifier's kernel extension in the venv, as the base images carry it, rebuilt when its source
+        changed since (a venv kept from an older checkout would grade with Python's audit hook). Without a
+        compiler the graded runs confine themselves through ctypes, and their reward details say so."""
+        marker, stamp = home / ".kernel-ext", kernel_ext.source_stamp()
+        if marker.exists() and marker.read_text() == stamp:
+            return
+        built, why = kernel_ext.try_build(str(venv / "bin" / "python"))
+        if built is None:
+            print(f"local sandbox: the verifier's kernel extension was not built ({why}); graded runs "
+                  "fall back to ctypes", file=sys.stderr)
+            return
+        marker.write_text(stamp)
 
     def interpreter(self, plan: InstallPlan) -> str:
         """The host Python for `plan`: this one, unless the plan's requires-python picked a newer base

@@ -49,3 +49,19 @@ def test_a_missing_compiler_is_named(tmp_path):
 def test_a_broken_interpreter_is_named(tmp_path):
     built, why = kernel_ext.try_build(str(tmp_path / "no-python"), tmp_path)
     assert built is None and "cannot ask" in why
+
+
+def test_a_local_venv_gets_the_extension_again_when_its_source_changed(tmp_path):
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    venv = tmp_path / "venv"
+    LocalSandbox._kernel_ext(tmp_path, venv)
+    built = sorted(venv.rglob("_r2e_kernel*.so"))
+    assert len(built) == 1 and (tmp_path / ".kernel-ext").read_text() == kernel_ext.source_stamp()
+    first = built[0].stat().st_mtime_ns
+    LocalSandbox._kernel_ext(tmp_path, venv)  # the same source: kept
+    assert built[0].stat().st_mtime_ns == first
+    (tmp_path / ".kernel-ext").write_text("an older source")
+    LocalSandbox._kernel_ext(tmp_path, venv)  # a venv kept from an older checkout: built again
+    assert built[0].stat().st_mtime_ns != first and (tmp_path / ".kernel-ext").read_text() == kernel_ext.source_stamp()
