@@ -3,13 +3,13 @@ system files test suites assume a Debian system has (time zones, locales, a page
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
 import pytest
 
 from repo2rlenv.discovery.python import BASE_IMAGES
+from repo2rlenv.sandbox import kernel_ext
 
 PROBE = """\
 import locale, os, shutil, socket, sys, zoneinfo
@@ -30,8 +30,7 @@ def current_recipe() -> str:
     needs no edit here) and the first 12 hex digits of the kernel extension's source hash."""
     found = re.search(r"^recipe=(\d+)$", SCRIPT.read_text(), re.MULTILINE)
     assert found, f"{SCRIPT} no longer sets recipe=N"
-    kernel = SCRIPT.parents[1] / "repo2rlenv" / "sandbox" / "templates" / "r2e_kernel.c"
-    return f"{found.group(1)}-{hashlib.sha256(kernel.read_bytes()).hexdigest()[:12]}"
+    return f"{found.group(1)}-{kernel_ext.source_stamp()}"
 
 
 @pytest.mark.slow

@@ -309,12 +309,10 @@ audit(const char *event, PyObject *args, void *unused)
     /* decide returns the verdict, or (verdict, what its checks took out of the test's world): that goes
      * only now, the hook no longer inside, so a finalizer or weakref callback its release runs is any
      * code's (another thread can make the checks' reference the last one: red team round 12). */
-    PyObject *verdict = result, *kept = NULL;
+    PyObject *verdict = result;
     if (result != NULL && PyTuple_CheckExact(result) && PyTuple_GET_SIZE(result) == 2) {
         verdict = Py_NewRef(PyTuple_GET_ITEM(result, 0));
-        kept = Py_NewRef(PyTuple_GET_ITEM(result, 1));
-        Py_DECREF(result);
-        Py_DECREF(kept);
+        Py_DECREF(result);  /* and with it what the checks took */
     }
     if (verdict == NULL) {
         /* decide never raises: this is a call that could not run (the stack at its limit, no memory). */

@@ -102,7 +102,7 @@ def install(policy, refusal_fd=None):
     # blocks it before pytest's capture plugin would import it, and the hook refuses loading it).
     sys.modules["readline"] = None
     native = native_hook()
-    made = private_scope()["_make_hook"](policy, refusal_fd, native is not None)
+    made = private_scope()["_make_hook"](policy, refusal_fd, native)
     if native is not None:
         native.audit_hook(made, tuple(sorted(_EVENTS)), _EVENT_PREFIXES)
     else:
@@ -126,7 +126,7 @@ def native_hook():
 
 # The functions that make the hook and the recorder, and what they call when they are made.
 _PRIVATE_MAKERS = ("_make_hook", "_make_recorder", "_import_chains", "_nested_codes", "_line_graph", "_path_resolver",
-                   "_frozen_data", "_hook_codes", "native_hook")
+                   "_frozen_data", "_hook_codes")
 
 
 def private_scope():
@@ -236,9 +236,10 @@ def _import_chains():
     }
 
 
-def _make_hook(policy, refusal_fd, native=False):
-    """The hook for `sys.addaudithook`, or with `native` the `decide(event, args, frame)` that
-    `_r2e_kernel.audit_hook` calls (it keeps the busy mark and holds the collector itself, in C)."""
+def _make_hook(policy, refusal_fd, native=None):
+    """The hook for `sys.addaudithook`, or with `native` (`_r2e_kernel`, from `native_hook`) the
+    `decide(event, args, frame)` its `audit_hook` calls (it keeps the busy mark and holds the collector
+    itself, in C)."""
     # Everything the hook calls is bound here, now: a submission can rebind `os.fspath`, `posixpath`'s
     # helpers or builtins later, but not these names.
     import types
@@ -257,8 +258,8 @@ def _make_hook(policy, refusal_fd, native=False):
     abstract_ok = policy.get("landlock", 0) >= 6
     chains = _import_chains()
     compile_bytecode = chains["bytecode"][0]
-    frame_argument = native_hook().frame_argument if native else None
-    arm_native = native_hook().arm if native else None
+    frame_argument = native.frame_argument if native is not None else None
+    arm_native = native.arm if native is not None else None
     import _imp
 
     get_frozen_object = _imp.get_frozen_object  # the real one: a test may rebind the module's name later
@@ -669,12 +670,12 @@ def _make_hook(policy, refusal_fd, native=False):
 
     for code in _hook_codes():
         hook_codes[_id(code)] = code
-    # The hook itself: no globals, no builtins, no closure; what it calls it holds as a default, which it
-    # deletes before it raises, so that its frame (the one a refusal's traceback holds) holds nothing.
-    if native:
+    if native is not None:
         # _r2e_kernel's hook filters the names, passes an exact str and the raising frame, keeps the busy mark
         # in C and holds the collector meanwhile: no finalizer of the test's starts inside.
         return verdict
+    # The hook itself: no globals, no builtins, no closure; what it calls it holds as a default, which it
+    # deletes before it raises, so that its frame (the one a refusal's traceback holds) holds nothing.
     return types.FunctionType(_hook.__code__, {"__builtins__": {}}, "hook", (decide, PermissionError))
 
 
