@@ -1116,6 +1116,20 @@ HACKS += [
          + (GC_RUNNING / "ends_in_the_hook.py").read_text(), config=RACE_TIMEOUT),
 ]
 
+# Red team round 14 (on 6179b0f): the 3.11 recorder trusts a line event whose caller is its own `local` with the
+# target's frame as f_back, at a line some edge leads to from the last one it saw there. A target frame's
+# `f_trace` is writable: set to a class whose `__new__` moves `f_lineno` (a 'line' event is on) and whose
+# `__init__` is the recorder's `local` (a staticmethod), `type.__call__` runs both from C at the frame's next
+# line event. The raise line is recorded and never runs (the honest case kills B: 0.75 → 1.0). Closed: on 3.11
+# the recorder is `_r2e_kernel`'s C trace function (no f_trace is called, no Python runs during its line
+# events, so no frame can jump), and no tracer of the test's can be installed in any thread.
+TRACE_TRAMPOLINE = Path(__file__).resolve().parent / "trace_trampoline"
+
+HACKS += [
+    Hack("coverage forgery", "f_trace a class: __new__ moves f_lineno, __init__ is the recorder's local",
+         _with_common(TRACE_TRAMPOLINE, "raise_line.py"), honest=0.75),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 

@@ -248,3 +248,105 @@ def test_once_armed_no_event_is_decided_while_a_collection_runs(built):
     assert got["calls"] == ["after"]
     before = _run(built, "ARM = False\n" + textwrap.dedent(RAISED_DURING_A_COLLECTION))
     assert before == {"during": "allowed", "calls": ["during", "after"]}  # before the submission runs
+
+
+# A decide that refuses every tracer: what gets through is what the C rule lets through (tracer_allowed).
+RECORDER = """
+    import doctest, threading
+    def decide(event, args, frame):
+        return PermissionError("tracer refused") if event in ("sys.settrace", "sys.setprofile") else None
+    k.audit_hook(decide, ("sys.settrace", "sys.setprofile"), ())
+    runner_code = doctest.DocTestRunner.run.__code__
+    k.tracer_rules(threading.Thread._bootstrap_inner.__code__, vars(threading), runner_code,
+                   runner_code.co_varnames.index("save_trace"))
+    def target(x):
+        if x < 0:
+            return "negative"
+        return "other"
+    FIRST = target.__code__.co_firstlineno
+    own, lines = {id(target.__code__): target.__code__}, set()
+    k.record_lines(own, lines)
+    threading.settrace(k.trace_thread)
+"""
+
+
+def test_the_line_recorder_keeps_the_lines_the_target_ran(built):
+    got = _run(built, textwrap.dedent(RECORDER) + textwrap.dedent("""
+        target(1)
+        seen = sorted(l - FIRST for l in lines)
+        try:
+            k.record_lines({}, set())
+            again = "started again"
+        except RuntimeError as exc:
+            again = str(exc)
+        t = threading.Thread(target=target, args=(-1,))  # a thread the test starts is recorded too
+        t.start(); t.join()
+        print(json.dumps({"seen": seen, "with_thread": sorted(l - FIRST for l in lines), "again": again,
+                          "gettrace": sys.gettrace() is k.trace_thread}))
+    """))
+    assert got["seen"] == [1, 3]  # the `if` and the last return: not the `def` line, not the other branch
+    assert got["with_thread"] == [1, 2, 3]
+    assert got["again"] == "the line recorder is started already"
+    assert got["gettrace"]
+
+
+def test_no_frame_of_the_target_can_be_made_to_jump(built):
+    # Red team round 14: a class as the target frame's f_trace (its __new__ moved f_lineno, its __init__ was
+    # the Python recorder). The C recorder never calls f_trace, and f_lineno cannot be set outside a
+    # Python tracer's 'line' event, which never happens here.
+    got = _run(built, textwrap.dedent(RECORDER) + textwrap.dedent("""
+        jumps = []
+        class Probe(float):
+            def __lt__(self, other):
+                frame = sys._getframe(1)
+                class Jump:
+                    def __new__(cls, fr, event, arg):
+                        jumps.append(event)
+                        fr.f_lineno = fr.f_lineno + 1
+                        return object.__new__(cls)
+                frame.f_trace = Jump
+                try:
+                    frame.f_lineno = frame.f_lineno + 1
+                    jumps.append("jumped")
+                except ValueError as exc:
+                    jumps.append("refused")
+                return float(self) < other
+        result = target(Probe(5))
+        print(json.dumps({"result": result, "jumps": jumps, "seen": sorted(l - FIRST for l in lines)}))
+    """))
+    assert got == {"result": "other", "jumps": ["refused"], "seen": [1, 3]}
+
+
+def test_only_the_recorder_is_installed_as_a_tracer(built):
+    # A tracer of the test's in a thread would run the test's code during 'line' events, and jump frames of
+    # other threads: threading's bootstrap may install only trace_thread, doctest only put back what it saved.
+    got = _run(built, textwrap.dedent(RECORDER) + textwrap.dedent("""
+        called = []
+        def mine(frame, event, arg):
+            called.append(event)
+            return mine
+        threading.settrace(mine)
+        lines.clear()
+        t = threading.Thread(target=target, args=(-1,))
+        t.start(); t.join()
+        in_thread = sorted(lines)
+        threading.settrace(k.trace_thread)
+        direct = []
+        for tracer in (mine, None, k.trace_thread):
+            try:
+                sys.settrace(tracer)
+                direct.append("set")
+            except PermissionError as exc:
+                direct.append(str(exc))
+        lines.clear()
+        parser = doctest.DocTestParser()
+        test = parser.get_doctest(">>> 1 + 1\\n2\\n", {}, "example", "example.py", 0)
+        doctest.DocTestRunner().run(test, out=lambda text: None)
+        target(-1)  # doctest put the recorder back
+        print(json.dumps({"called": called, "in_thread": in_thread, "direct": direct,
+                          "after_doctest": sorted(l - FIRST for l in lines)}))
+    """))
+    assert got["called"] == []
+    assert got["in_thread"] == []  # its bootstrap's settrace was refused: the thread ended before its target
+    assert got["direct"] == ["tracer refused"] * 3
+    assert got["after_doctest"] == [1, 2]

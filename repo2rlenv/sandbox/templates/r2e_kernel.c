@@ -204,6 +204,99 @@ static unsigned long collector_thread;
 
 #define HOOK_CHECK_EVENT "repo2rlenv.hook.check"
 
+/* ------------------------------------------------------------------ the line recorder (Python 3.11)
+ *
+ * On 3.11 coverage comes from tracing. A trace function written in Python is an object the test can reach
+ * (a frame's `f_trace`, `sys.gettrace()`), call or wrap, and while the interpreter runs a Python trace
+ * function for a 'line' event, code of the test's can move a frame's `f_lineno` (red team round 14: a class
+ * as a target frame's `f_trace` whose `__new__` jumped and whose `__init__` was the recorder's own function).
+ * This recorder is a C trace function: the interpreter calls it directly (no frame's `f_trace` is
+ * consulted) and it runs no Python code, so no code of the test's ever runs while a 'line' event is on in
+ * its thread, and 3.11 lets `f_lineno` be set only then. It keeps the lines of the target's own code
+ * objects, as the interpreter computed them. A Python tracer of the test's would give that power back, so
+ * `sys.settrace` is let through only for this recorder (tracer_allowed). */
+static PyObject *lines_own;            /* {id(code): code}: the target's own code objects (the verifier's) */
+static PyObject *lines_seen;           /* the set the lines go to (the verifier's) */
+static PyObject *thread_tracer;        /* trace_thread as a callable: what threads and doctest install */
+static __thread int tracer_installing; /* this thread is installing the C recorder: the sys.settrace is ours */
+/* What may call sys.settrace besides: threading's bootstrap, over threading's own globals, when their
+ * `_trace_hook` is thread_tracer; doctest's runner when the tracer it saved is None or thread_tracer. */
+static PyObject *rule_bootstrap, *rule_threading_globals, *rule_trace_hook_name, *rule_switcher;
+static int rule_switcher_slot = -1;
+
+static int
+line_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    if (what != PyTrace_LINE || lines_own == NULL)
+        return 0;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    PyObject *key = PyLong_FromVoidPtr(code);  /* id(code): the dict's keys are exact ints */
+    Py_DECREF(code);  /* the frame holds it */
+    int own = key != NULL ? PyDict_Contains(lines_own, key) : -1;
+    Py_XDECREF(key);
+    if (own == 1) {
+        PyObject *line = PyLong_FromLong(PyFrame_GetLineNumber(frame));
+        if (line != NULL)
+            PySet_Add(lines_seen, line);
+        Py_XDECREF(line);
+    }
+    PyErr_Clear();  /* a failed allocation costs a line, never the traced code an exception */
+    PyErr_Restore(type, value, traceback);
+    return 0;
+}
+
+static int
+install_line_tracer(void)
+{
+    tracer_installing = 1;
+    PyEval_SetTrace(line_event, thread_tracer);
+    tracer_installing = 0;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The value of the entry of `globals` whose key is `name` itself (borrowed), or NULL. By identity, over the
+ * dict's own storage: no key's __eq__ or __hash__ runs (a str-subclass key planted by the test). */
+static PyObject *
+entry_by_identity(PyObject *globals, PyObject *name)
+{
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(globals, &pos, &key, &value))
+        if (key == name)
+            return value;
+    return NULL;
+}
+
+/* Decided first, before the hook can give up the GIL (its wait for a collection, its Python half): what
+ * bootstrap's `_sys.settrace(_trace_hook)` passes was loaded from threading's globals a few instructions
+ * earlier, with nothing between that could let another thread put `_trace_hook` back before this check. */
+static int
+tracer_allowed(void)
+{
+    if (tracer_installing)
+        return 1;
+    PyFrameObject *frame = PyEval_GetFrame();
+    if (frame == NULL || thread_tracer == NULL)
+        return 0;
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    int allowed = 0;
+    if (rule_bootstrap != NULL && (PyObject *)code == rule_bootstrap) {
+        PyObject *globals = PyFrame_GetGlobals(frame);
+        allowed = globals == rule_threading_globals
+                  && entry_by_identity(globals, rule_trace_hook_name) == thread_tracer;
+        Py_XDECREF(globals);
+    }
+    else if (rule_switcher != NULL && (PyObject *)code == rule_switcher && rule_switcher_slot >= 0
+             && rule_switcher_slot < code->co_nlocals) {
+        PyObject *saved = frame->f_frame->localsplus[rule_switcher_slot];
+        allowed = saved == NULL || saved == Py_None || saved == thread_tracer;
+    }
+    Py_DECREF(code);
+    return allowed;
+}
+
 static int
 compare_names(const void *a, const void *b)
 {
@@ -248,7 +341,12 @@ audit(const char *event, PyObject *args, void *unused)
         hook_seen_check = 1;
         return 0;
     }
-    if (hook_decide == NULL || !watched(event))
+    if (hook_decide == NULL)
+        return 0;
+    /* Tracers: only the C recorder, decided here (see tracer_allowed); every other goes to decide. */
+    if (event[0] == 's' && strcmp(event, "sys.settrace") == 0 && tracer_allowed())
+        return 0;
+    if (!watched(event))
         return 0;
     PyInterpreterState *interp = PyInterpreterState_Get();
     if (hook_busy) {
@@ -468,6 +566,62 @@ frame_argument(PyObject *self, PyObject *args)
     return Py_NewRef(value);
 }
 
+/* record_lines(own, lines) -> None: start the line recorder in this thread, once per process: the line of
+ * each 'line' event of a frame whose code's id is a key of `own` goes into `lines`. Threads get it from
+ * `trace_thread` (threading.settrace). */
+static PyObject *
+record_lines(PyObject *self, PyObject *args)
+{
+    PyObject *own, *lines;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &own, &PySet_Type, &lines))
+        return NULL;
+    if (lines_own != NULL || thread_tracer == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the line recorder is started already");
+        return NULL;
+    }
+    lines_own = Py_NewRef(own);
+    lines_seen = Py_NewRef(lines);
+    if (install_line_tracer() < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* trace_thread(frame, event, arg) -> None: a Python trace function (threading's bootstrap installs it in a
+ * new thread, doctest puts it back) that replaces itself with the C recorder in its thread. */
+static PyObject *
+trace_thread(PyObject *self, PyObject *args)
+{
+    if (lines_own != NULL && install_line_tracer() < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* tracer_rules(bootstrap_code, threading_globals, switcher_code, switcher_slot) -> None, once: what
+ * tracer_allowed lets call sys.settrace besides the recorder (a non-code: nothing). */
+static PyObject *
+tracer_rules(PyObject *self, PyObject *args)
+{
+    PyObject *bootstrap, *globals, *switcher;
+    int slot;
+    if (!PyArg_ParseTuple(args, "OOOi", &bootstrap, &globals, &switcher, &slot))
+        return NULL;
+    if (rule_trace_hook_name != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the tracer rules are set already");
+        return NULL;
+    }
+    rule_trace_hook_name = PyUnicode_InternFromString("_trace_hook");
+    if (rule_trace_hook_name == NULL)
+        return NULL;
+    rule_bootstrap = PyCode_Check(bootstrap) && PyDict_CheckExact(globals) ? Py_NewRef(bootstrap) : NULL;
+    rule_threading_globals = rule_bootstrap != NULL ? Py_NewRef(globals) : NULL;
+    rule_switcher = PyCode_Check(switcher) ? Py_NewRef(switcher) : NULL;
+    rule_switcher_slot = slot;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef trace_thread_def = {"trace_thread", trace_thread, METH_VARARGS,
+                                       "install the verifier's line recorder in this thread"};
+
 static PyMethodDef methods[] = {
     {"create_ruleset", create_ruleset, METH_VARARGS, "landlock_create_ruleset(attr, flags) -> int"},
     {"add_rule", add_rule, METH_VARARGS, "landlock_add_rule(ruleset, rule_type, attr)"},
@@ -480,6 +634,8 @@ static PyMethodDef methods[] = {
     {"audit_hook", audit_hook, METH_VARARGS, "install the verifier's audit hook (once)"},
     {"arm", arm, METH_NOARGS, "from now on, refuse an event raised while a collection runs"},
     {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
+    {"record_lines", record_lines, METH_VARARGS, "start the line recorder (3.11), once"},
+    {"tracer_rules", tracer_rules, METH_VARARGS, "what may install a tracer besides the recorder, once"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -494,10 +650,14 @@ PyMODINIT_FUNC
 PyInit__r2e_kernel(void)
 {
     PyObject *m = PyModule_Create(&module);
-    /* HOOK_API: what audit_hook and frame_argument do, as verifier_guard.native_hook expects it; a verifier
-     * finding another number (an image built from an older or newer source) uses Python's own hook. */
-    if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
-                      PyModule_AddIntConstant(m, "HOOK_API", 2) < 0)) {
+    /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_thread and tracer_rules do, as
+     * verifier_guard.native_hook expects it; a verifier finding another number (an image built from an older
+     * or newer source) uses Python's own hook and recorder. 3: the C line recorder and the tracer rule. */
+    if (m != NULL && thread_tracer == NULL)
+        thread_tracer = PyCFunction_New(&trace_thread_def, NULL);
+    if (m != NULL && (thread_tracer == NULL || PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
+                      PyModule_AddObjectRef(m, "trace_thread", thread_tracer) < 0 ||
+                      PyModule_AddIntConstant(m, "HOOK_API", 3) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -110,7 +110,7 @@ def install(policy, refusal_fd=None):
 
 
 # The `_r2e_kernel` hook protocol this verifier speaks (HOOK_API in templates/r2e_kernel.c).
-HOOK_API = 2
+HOOK_API = 3
 
 
 def native_hook():
@@ -287,6 +287,14 @@ def _make_hook(policy, refusal_fd, native=None):
     doctest = sys.modules.get("doctest")
     switchers = tuple(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
                                             "__code__", None),) if c is not None)
+    if native is not None:
+        # With `_r2e_kernel` the rule is in C, decided before the GIL can go (the value bootstrap passes was
+        # loaded from threading's globals just before): threading's bootstrap over threading's own globals,
+        # when `_trace_hook` is the C recorder's `trace_thread`; doctest's runner when the tracer it saved
+        # (the local `save_trace`) is None or that. A tracer of the test's is never installed.
+        switcher = switchers[0] if switchers else None
+        slot = switcher.co_varnames.index("save_trace") if switcher and "save_trace" in switcher.co_varnames else -1
+        native.tracer_rules(bootstrap, vars(threading), switcher, slot)
     # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
     # file of that name of its own).
     unsealed = set(names)
@@ -318,7 +326,7 @@ def _make_hook(policy, refusal_fd, native=None):
             except OSError:
                 pass
 
-    recorder = _make_recorder(policy.get("cover"), log)
+    recorder = _make_recorder(policy.get("cover"), log, native)
 
     def refuse(what):
         log(what)
@@ -545,8 +553,9 @@ def _make_hook(policy, refusal_fd, native=None):
             # Their globals can be the test's, so a test can install a tracer this way; a tracer reads no
             # code of the changed function (f_code is refused) and its lines and offsets move with the twins
             # (docs/integrity.md). What was read here before (threading's dict) ran the test's __eq__.
-            if not (event == "sys.settrace" and frame is not None
-                    and ((frame.f_code is bootstrap and recorder is not None) or one_of(frame.f_code, switchers))):
+            # With `_r2e_kernel`, what may trace was let through in C (tracer_allowed): the rest is refused.
+            if native is not None or not (event == "sys.settrace" and frame is not None and (
+                    (frame.f_code is bootstrap and recorder is not None) or one_of(frame.f_code, switchers))):
                 refuse(f"{event} (tracing or profiling)")
         elif event in _PROCESS_EVENTS:
             refuse(f"starting a process ({event})")
@@ -802,7 +811,7 @@ def _nested_codes(code):
 
 # --------------------------------------------------------------------------- the coverage recorder
 
-def _make_recorder(cover, log):
+def _make_recorder(cover, log, native=None):
     """(start, record an event of a frame, dump, the 3.11 tracer once started, adopt, prepare) for the
     target file, or None. Only A records (a run can tell it is A anyway: it runs alone and first).
 
@@ -810,12 +819,14 @@ def _make_recorder(cover, log):
     import compiled while the run was being set up (`adopt`, from the import's `exec` event, before the
     submission runs), never code made, loaded or re-filed later under the target's name. The lines are
     kept here, fed by the interpreter's line events — sys.monitoring's, whose callback nothing can fetch
-    once the hook refuses `register_callback`, or on 3.11 a trace function that hands each event of a
-    target frame to the hook. On 3.11 a test can reach that function and a target frame (`f_trace`,
+    once the hook refuses `register_callback`, or on 3.11 `_r2e_kernel`'s C trace function (no Python
+    code runs during its 'line' events, so no frame can be made to jump: r2e_kernel.c). Without
+    `_r2e_kernel` (a local interpreter without a compiler), 3.11 falls back to a Python trace function that
+    hands each event of a target frame to the hook; a test can reach it and a target frame (`f_trace`,
     `f_back`), so the record is made worthless when an event reaches the hook from anything but the
     interpreter calling the recorder, or when a frame goes from one line to a line that no control-flow
-    edge of its code leads to (a jump of `f_lineno`, made by a trace function of the test's). Records
-    are written as `lines<TAB>hmac`."""
+    edge of its code leads to (a jump of `f_lineno`) — which red team round 14 still got past (a class as
+    `f_trace`): do not train on such gradings. Records are written as `lines<TAB>hmac`."""
     if not cover:
         return None
     import hashlib
@@ -872,6 +883,13 @@ def _make_recorder(cover, log):
                 monitoring.set_events(tool, monitoring.events.LINE)
                 return
             return
+        if native is not None:
+            # 3.11 with `_r2e_kernel`: a C trace function, which nothing can call, wrap or outrun, and under
+            # which no code of the test's runs during a 'line' event, so no frame can jump (r2e_kernel.c).
+            native.record_lines(own, lines)
+            installed.append(native.trace_thread)
+            threading.settrace(native.trace_thread)
+            return
         audit = sys.audit
 
         def local(frame, event, arg):
@@ -894,7 +912,7 @@ def _make_recorder(cover, log):
     def prepare():
         """3.11: the line graph of every own code object, made now, before the submission runs (dis is
         the submission's to change later)."""
-        if installed:
+        if installed and native is None:
             for ident, code in own.items():
                 graphs[ident] = _line_graph(code)
 
