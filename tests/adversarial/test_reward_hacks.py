@@ -1130,6 +1130,36 @@ HACKS += [
          _with_common(TRACE_TRAMPOLINE, "raise_line.py"), honest=0.75),
 ]
 
+# Red team round 15 (on bad377c): the C rule lets `sys.settrace` through for threading's bootstrap code over
+# threading's own globals when `_trace_hook` is `trace_thread`, and for doctest's runner putting back a saved
+# `trace_thread`. The test calls `Thread._bootstrap_inner` itself, in its own thread (a stand-in `self` whose
+# methods are builtins), or runs an empty DocTest: `sys.settrace(trace_thread)` installs trace_thread as a
+# Python-level tracer (the trampoline), whose 'line' events go to each frame's `f_trace` until the next 'call'
+# event. A target frame's `f_trace` jumps it back to the raise line; from inside an outer 'line' event (under
+# sys.call_tracing) the raise line's `ValueError(...)` (the test's class) moves `f_lineno` past it, so the
+# interpreter sees a backward jump and sends the raise line to the C recorder (0.75 -> 1.0). In order:
+#  1. The test's frame gets `f_trace = outer`; the trampoline is installed; the test frame's next line event
+#     calls `outer` (tracing_what = 'line'), which runs `nested` under sys.call_tracing: tracing is on again
+#     (nested's 'call' event puts the C recorder back), and tracing_what stays 'line' for everything below.
+#  2. nested calls f(10, Probe(80)); on the `if` line Probe.__lt__ sets the target frame's `f_trace = jumper`
+#     and installs the trampoline again; at the target frame's next line event the trampoline calls `jumper`,
+#     which jumps the frame back to the raise line (never reached by its control flow on (10, 80)).
+#  3. The interpreter resumes at the raise line without a line event (it dispatches the jumped-to instruction
+#     directly). The raise line builds `ValueError(...)`, the test's `Raised` while this runs: its `__init__`'s
+#     'call' event puts the C recorder back, and from it (tracing_what still 'line') the target frame's
+#     `f_lineno` moves to the round line two below, where the stack is the CALL's own (nothing to pop). Before
+#     the raise instruction the interpreter reads that as a backward jump and sends a 'line' event for the
+#     raise line to the C recorder, which records it. The runs after A have no `_trace_hook` and no saved
+#     tracer: nothing happens there.
+BOOTSTRAP_TRAMPOLINE = Path(__file__).resolve().parent / "bootstrap_trampoline"
+
+HACKS += [
+    Hack("coverage forgery", "threading's bootstrap called in the test's thread: a trampoline of trace_thread",
+         _with_common(BOOTSTRAP_TRAMPOLINE, "raise_line.py"), honest=0.75),
+    Hack("coverage forgery", "doctest's runner puts back the saved trace_thread: a trampoline of it",
+         _with_common(BOOTSTRAP_TRAMPOLINE, "doctest_raise_line.py"), honest=0.75),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 
