@@ -1151,6 +1151,9 @@ HACKS += [
 #     the raise instruction the interpreter reads that as a backward jump and sends a 'line' event for the
 #     raise line to the C recorder, which records it. The runs after A have no `_trace_hook` and no saved
 #     tracer: nothing happens there.
+# Closed: `sys.settrace` installs nothing but the C recorder itself (no trace function of anyone's, so no
+# trampoline); threads start the recorder through the verifier's wrapper of threading's bootstrap
+# (`_r2e_kernel.trace_here`), and doctest's runner may only switch tracing off (its saved tracer is None).
 BOOTSTRAP_TRAMPOLINE = Path(__file__).resolve().parent / "bootstrap_trampoline"
 
 HACKS += [

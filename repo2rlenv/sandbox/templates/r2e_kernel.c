@@ -213,15 +213,17 @@ static unsigned long collector_thread;
  * This recorder is a C trace function: the interpreter calls it directly (no frame's `f_trace` is
  * consulted) and it runs no Python code, so no code of the test's ever runs while a 'line' event is on in
  * its thread, and 3.11 lets `f_lineno` be set only then. It keeps the lines of the target's own code
- * objects, as the interpreter computed them. A Python tracer of the test's would give that power back, so
- * `sys.settrace` is let through only for this recorder (tracer_allowed). */
+ * objects, as the interpreter computed them. Any trace function set through `sys.settrace` would give that
+ * power back, even one of ours: CPython's trampoline for it hands each 'line' event to the frame's own
+ * `f_trace` until its next 'call' event (red team round 15, with a `trace_thread` that replaced itself so).
+ * So `sys.settrace` installs nothing but this recorder (tracer_allowed); threads start it themselves
+ * (`trace_here`, from the verifier's wrapper of threading's bootstrap). */
 static PyObject *lines_own;            /* {id(code): code}: the target's own code objects (the verifier's) */
 static PyObject *lines_seen;           /* the set the lines go to (the verifier's) */
-static PyObject *thread_tracer;        /* trace_thread as a callable: what threads and doctest install */
 static __thread int tracer_installing; /* this thread is installing the C recorder: the sys.settrace is ours */
-/* What may call sys.settrace besides: threading's bootstrap, over threading's own globals, when their
- * `_trace_hook` is thread_tracer; doctest's runner when the tracer it saved is None or thread_tracer. */
-static PyObject *rule_bootstrap, *rule_threading_globals, *rule_trace_hook_name, *rule_switcher;
+/* What may call sys.settrace besides: doctest's runner, while the tracer it saved (`save_trace`, a local
+ * slot) is None: it switches tracing off around its examples and back to None, which installs nothing. */
+static PyObject *rule_switcher;
 static int rule_switcher_slot = -1;
 
 static int
@@ -251,47 +253,26 @@ static int
 install_line_tracer(void)
 {
     tracer_installing = 1;
-    PyEval_SetTrace(line_event, thread_tracer);
+    PyEval_SetTrace(line_event, NULL);  /* sys.gettrace() is None: nothing of it to hand back to settrace */
     tracer_installing = 0;
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* The value of the entry of `globals` whose key is `name` itself (borrowed), or NULL. By identity, over the
- * dict's own storage: no key's __eq__ or __hash__ runs (a str-subclass key planted by the test). */
-static PyObject *
-entry_by_identity(PyObject *globals, PyObject *name)
-{
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(globals, &pos, &key, &value))
-        if (key == name)
-            return value;
-    return NULL;
-}
-
-/* Decided first, before the hook can give up the GIL (its wait for a collection, its Python half): what
- * bootstrap's `_sys.settrace(_trace_hook)` passes was loaded from threading's globals a few instructions
- * earlier, with nothing between that could let another thread put `_trace_hook` back before this check. */
+/* Decided first, before the hook can give up the GIL (its wait for a collection, its Python half). The
+ * runner passes either None or its `save_trace`: with that slot None, whatever it passes is None. */
 static int
 tracer_allowed(void)
 {
     if (tracer_installing)
         return 1;
     PyFrameObject *frame = PyEval_GetFrame();
-    if (frame == NULL || thread_tracer == NULL)
+    if (frame == NULL || rule_switcher == NULL)
         return 0;
     PyCodeObject *code = PyFrame_GetCode(frame);
     int allowed = 0;
-    if (rule_bootstrap != NULL && (PyObject *)code == rule_bootstrap) {
-        PyObject *globals = PyFrame_GetGlobals(frame);
-        allowed = globals == rule_threading_globals
-                  && entry_by_identity(globals, rule_trace_hook_name) == thread_tracer;
-        Py_XDECREF(globals);
-    }
-    else if (rule_switcher != NULL && (PyObject *)code == rule_switcher && rule_switcher_slot >= 0
-             && rule_switcher_slot < code->co_nlocals) {
+    if ((PyObject *)code == rule_switcher && rule_switcher_slot >= 0 && rule_switcher_slot < code->co_nlocals) {
         PyObject *saved = frame->f_frame->localsplus[rule_switcher_slot];
-        allowed = saved == NULL || saved == Py_None || saved == thread_tracer;
+        allowed = saved == NULL || saved == Py_None;
     }
     Py_DECREF(code);
     return allowed;
@@ -567,15 +548,15 @@ frame_argument(PyObject *self, PyObject *args)
 }
 
 /* record_lines(own, lines) -> None: start the line recorder in this thread, once per process: the line of
- * each 'line' event of a frame whose code's id is a key of `own` goes into `lines`. Threads get it from
- * `trace_thread` (threading.settrace). */
+ * each 'line' event of a frame whose code's id is a key of `own` goes into `lines`. Threads start it with
+ * trace_here. */
 static PyObject *
 record_lines(PyObject *self, PyObject *args)
 {
     PyObject *own, *lines;
     if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &own, &PySet_Type, &lines))
         return NULL;
-    if (lines_own != NULL || thread_tracer == NULL) {
+    if (lines_own != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the line recorder is started already");
         return NULL;
     }
@@ -586,41 +567,36 @@ record_lines(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* trace_thread(frame, event, arg) -> None: a Python trace function (threading's bootstrap installs it in a
- * new thread, doctest puts it back) that replaces itself with the C recorder in its thread. */
+/* trace_here() -> None: the recorder, once started, in this thread too (the verifier's wrapper of
+ * threading's bootstrap calls it first in every new thread); it only ever installs the recorder. */
 static PyObject *
-trace_thread(PyObject *self, PyObject *args)
+trace_here(PyObject *self, PyObject *unused)
 {
     if (lines_own != NULL && install_line_tracer() < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
-/* tracer_rules(bootstrap_code, threading_globals, switcher_code, switcher_slot) -> None, once: what
- * tracer_allowed lets call sys.settrace besides the recorder (a non-code: nothing). */
+/* tracer_rules(switcher_code, switcher_slot) -> None, once: the doctest runner tracer_allowed lets switch
+ * tracing off (a non-code: none). */
+static int rules_set;
+
 static PyObject *
 tracer_rules(PyObject *self, PyObject *args)
 {
-    PyObject *bootstrap, *globals, *switcher;
+    PyObject *switcher;
     int slot;
-    if (!PyArg_ParseTuple(args, "OOOi", &bootstrap, &globals, &switcher, &slot))
+    if (!PyArg_ParseTuple(args, "Oi", &switcher, &slot))
         return NULL;
-    if (rule_trace_hook_name != NULL) {
+    if (rules_set) {
         PyErr_SetString(PyExc_RuntimeError, "the tracer rules are set already");
         return NULL;
     }
-    rule_trace_hook_name = PyUnicode_InternFromString("_trace_hook");
-    if (rule_trace_hook_name == NULL)
-        return NULL;
-    rule_bootstrap = PyCode_Check(bootstrap) && PyDict_CheckExact(globals) ? Py_NewRef(bootstrap) : NULL;
-    rule_threading_globals = rule_bootstrap != NULL ? Py_NewRef(globals) : NULL;
+    rules_set = 1;
     rule_switcher = PyCode_Check(switcher) ? Py_NewRef(switcher) : NULL;
     rule_switcher_slot = slot;
     Py_RETURN_NONE;
 }
-
-static PyMethodDef trace_thread_def = {"trace_thread", trace_thread, METH_VARARGS,
-                                       "install the verifier's line recorder in this thread"};
 
 static PyMethodDef methods[] = {
     {"create_ruleset", create_ruleset, METH_VARARGS, "landlock_create_ruleset(attr, flags) -> int"},
@@ -635,6 +611,7 @@ static PyMethodDef methods[] = {
     {"arm", arm, METH_NOARGS, "from now on, refuse an event raised while a collection runs"},
     {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
     {"record_lines", record_lines, METH_VARARGS, "start the line recorder (3.11), once"},
+    {"trace_here", trace_here, METH_NOARGS, "the line recorder in this thread too, once started"},
     {"tracer_rules", tracer_rules, METH_VARARGS, "what may install a tracer besides the recorder, once"},
     {NULL, NULL, 0, NULL},
 };
@@ -650,13 +627,10 @@ PyMODINIT_FUNC
 PyInit__r2e_kernel(void)
 {
     PyObject *m = PyModule_Create(&module);
-    /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_thread and tracer_rules do, as
+    /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_here and tracer_rules do, as
      * verifier_guard.native_hook expects it; a verifier finding another number (an image built from an older
      * or newer source) uses Python's own hook and recorder. 3: the C line recorder and the tracer rule. */
-    if (m != NULL && thread_tracer == NULL)
-        thread_tracer = PyCFunction_New(&trace_thread_def, NULL);
-    if (m != NULL && (thread_tracer == NULL || PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
-                      PyModule_AddObjectRef(m, "trace_thread", thread_tracer) < 0 ||
+    if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
                       PyModule_AddIntConstant(m, "HOOK_API", 3) < 0)) {
         Py_DECREF(m);
         return NULL;

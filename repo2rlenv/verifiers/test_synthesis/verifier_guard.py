@@ -288,13 +288,14 @@ def _make_hook(policy, refusal_fd, native=None):
     switchers = tuple(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
                                             "__code__", None),) if c is not None)
     if native is not None:
-        # With `_r2e_kernel` the rule is in C, decided before the GIL can go (the value bootstrap passes was
-        # loaded from threading's globals just before): threading's bootstrap over threading's own globals,
-        # when `_trace_hook` is the C recorder's `trace_thread`; doctest's runner when the tracer it saved
-        # (the local `save_trace`) is None or that. A tracer of the test's is never installed.
+        # With `_r2e_kernel` the rule is in C, decided before the GIL can go: `sys.settrace` installs nothing
+        # but the C recorder; doctest's runner may switch tracing off and back while the tracer it saved (its
+        # local `save_trace`) is None. Any trace function set through sys.settrace — even one that replaces
+        # itself with the recorder — gets CPython's trampoline, which hands 'line' events to the frames' own
+        # `f_trace` (red team round 15). Threads start the recorder themselves (`_traced_bootstrap`).
         switcher = switchers[0] if switchers else None
         slot = switcher.co_varnames.index("save_trace") if switcher and "save_trace" in switcher.co_varnames else -1
-        native.tracer_rules(bootstrap, vars(threading), switcher, slot)
+        native.tracer_rules(switcher, slot)
     # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
     # file of that name of its own).
     unsealed = set(names)
@@ -547,13 +548,12 @@ def _make_hook(policy, refusal_fd, native=None):
             if filename is not None and changed_name(filename) and not imported(frame, "compile"):
                 refuse(f"compiling code under the name of {base(filename)} (a file the variants change)")
         elif event in _TRACE_EVENTS:
-            # Only the recorder traces (3.11), in every run alike; a thread it traces installs it itself.
-            # sys.settrace's event carries no argument: threading's bootstrap (installing the recorder in a
-            # thread) and doctest's runner (putting back what was there) are let through by their code alone.
-            # Their globals can be the test's, so a test can install a tracer this way; a tracer reads no
-            # code of the changed function (f_code is refused) and its lines and offsets move with the twins
-            # (docs/integrity.md). What was read here before (threading's dict) ran the test's __eq__.
             # With `_r2e_kernel`, what may trace was let through in C (tracer_allowed): the rest is refused.
+            # Without it (the Python fallback, whose residuals docs/integrity.md lists), sys.settrace's event
+            # carries no argument: threading's bootstrap (installing the recorder in a thread) and doctest's
+            # runner (putting back what was there) are let through by their code alone. Their globals can be
+            # the test's, so a test can install a tracer this way. What was read here before (threading's
+            # dict) ran the test's __eq__.
             if native is not None or not (event == "sys.settrace" and frame is not None and (
                     (frame.f_code is bootstrap and recorder is not None) or one_of(frame.f_code, switchers))):
                 refuse(f"{event} (tracing or profiling)")
@@ -887,8 +887,8 @@ def _make_recorder(cover, log, native=None):
             # 3.11 with `_r2e_kernel`: a C trace function, which nothing can call, wrap or outrun, and under
             # which no code of the test's runs during a 'line' event, so no frame can jump (r2e_kernel.c).
             native.record_lines(own, lines)
-            installed.append(native.trace_thread)
-            threading.settrace(native.trace_thread)
+            installed.append(native.trace_here)
+            threading.Thread._bootstrap_inner = _traced_bootstrap(threading.Thread._bootstrap_inner, native.trace_here)
             return
         audit = sys.audit
 
@@ -959,6 +959,19 @@ def _make_recorder(cover, log, native=None):
         return installed[0] if installed else None
 
     return start, record, dump, tracer_installed, adopt, prepare
+
+
+def _traced_bootstrap(bootstrap_inner, trace_here):
+    """threading's bootstrap of a new thread, which first starts the C line recorder in that thread (3.11):
+    no trace function passes through `sys.settrace` (`threading.settrace` would). Outside the hook's makers,
+    so its frame, at the top of every thread, is no frame of the hook's. A test may put the original back
+    (its threads are then not recorded) or call this itself (it starts the recorder, nothing else)."""
+
+    def _bootstrap_inner(self):
+        trace_here()
+        return bootstrap_inner(self)
+
+    return _bootstrap_inner
 
 
 # Instructions after which execution never goes on to the next one.
