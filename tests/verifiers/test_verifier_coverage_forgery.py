@@ -59,19 +59,46 @@ def test_forged_module():
 """
 
 
+# The weak file's case, run in a thread the test starts: the recorder follows it (on 3.11 the thread starts
+# the C recorder through the verifier's wrapper of threading's bootstrap).
+THREADED = """
+import threading
+from shopcalc.pricing import apply_discount as f
+
+def test_hundred_in_a_thread():
+    got = []
+    worker = threading.Thread(target=lambda: got.append(f(10, 100)))
+    worker.start()
+    worker.join()
+    assert got == [5]
+"""
+
+
 def _coverage(make_task, source):
     details = make_task(source).score(run_lint=False)
     run_a = next(v for v in details["variants"] if v["name"] == "A")
-    return details["coverage"]["covered_targets"], run_a["refusals"]
+    return (details["coverage"]["covered_targets"], run_a["refusals"],
+            details.get("native", {}).get("interpreter", {}).get("hook", "python"))
 
 
 def test_forged_lines_count_for_nothing(make_task) -> None:
-    honest, _ = _coverage(make_task, WEAK)
-    jumped, refusals = _coverage(make_task, JUMP)
-    forged, _ = _coverage(make_task, LOADER)
+    honest, _, _ = _coverage(make_task, WEAK)
+    jumped, refusals, hook = _coverage(make_task, JUMP)
+    forged, _, _ = _coverage(make_task, LOADER)
     assert honest  # the weak file covers a target line of its own
     assert set(forged) <= set(honest)
     assert set(jumped) <= set(honest)
-    if sys.version_info < (3, 12):  # the recorder saw its view steered: the whole record is worthless
+    if sys.version_info < (3, 12) and hook == "python":
+        # The Python recorder saw its view steered: the whole record is worthless.
         assert jumped == []
         assert any("coverage record made worthless" in r for r in refusals), refusals
+    elif sys.version_info < (3, 12):
+        # The C recorder: no frame's f_trace is ever called, so the jump never happens; the honest lines count.
+        assert jumped == honest
+        assert not any("coverage record made worthless" in r for r in refusals), refusals
+
+
+def test_lines_run_in_a_thread_the_test_starts_count(make_task) -> None:
+    honest, _, _ = _coverage(make_task, WEAK)
+    threaded, refusals, _ = _coverage(make_task, THREADED)
+    assert threaded == honest, refusals
