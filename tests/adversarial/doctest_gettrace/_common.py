@@ -2,8 +2,8 @@
 # `DocTestRunner.run` and its `save_trace` slot is empty (None, or not yet bound). The run's first lookup
 # through doctest's global `sys` is `sys.gettrace()`, with `save_trace` still unbound: a stand-in `sys`
 # whose `gettrace` is `functools.partial(sys.settrace, tracer)` calls the real settrace from C, with the
-# runner's frame on top: a Python tracer of the test's is installed (CPython's trampoline). Steps in
-# test_reward_hacks.py.
+# runner's frame on top: a Python tracer of the test's is installed (CPython's trampoline). Each row's
+# `install` does that one way; the steps after it are here, in test_reward_hacks.py.
 import doctest
 import functools
 import sys
@@ -22,27 +22,6 @@ def recorder_starter():
         if getattr(value, "__name__", "") == name("trace", "_here"):
             return value
     return None
-
-
-def install(tracer):
-    """doctest's runner calls our `sys.gettrace()` first: the real settrace(tracer), from C, while the
-    runner's frame is on top with `save_trace` unbound. Its next lookup (`pdb.set_trace`) stops it before
-    its `try` (no settrace back)."""
-    runner = doctest.DocTestRunner()
-    empty = doctest.DocTest([], {}, "r2e", None, 0, "")
-    real_sys = vars(doctest)["sys"]
-    real_pdb = vars(doctest)["pdb"]
-    stand_in = types.SimpleNamespace(stdout=real_sys.stdout,
-                                     gettrace=functools.partial(vars(real_sys)[name("set", "trace")], tracer))
-    vars(doctest)["sys"] = stand_in
-    vars(doctest)["pdb"] = types.SimpleNamespace()
-    try:
-        runner.run(empty, out=tuple, clear_globs=False)
-    except AttributeError:
-        pass
-    finally:
-        vars(doctest)["sys"] = real_sys
-        vars(doctest)["pdb"] = real_pdb
 
 
 class Raised(Exception):
@@ -87,7 +66,7 @@ def tracer(frame, event, arg):
     return None
 
 
-def forge():
+def forge(install):
     """Only A has the recorder (the bootstrap wrapper): elsewhere nothing happens."""
     start = recorder_starter()
     if start is None:
