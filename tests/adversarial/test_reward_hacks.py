@@ -1178,6 +1178,8 @@ HACKS += [
 #     the verifier's bootstrap wrapper: A only).
 #  3. Before the raise instruction the interpreter reads that as a backward jump and sends the raise line to
 #     the C recorder (0.75 -> 1.0). The runs after A have no wrapper: nothing happens there.
+# Closed: no rule about the calling frame is left; a `sys.settrace` event passes only when `_r2e_kernel` raised
+# it itself, and `sys.settrace` in a run is `_r2e_kernel.settrace` (None switches tracing off, nothing else).
 DOCTEST_GETTRACE = Path(__file__).resolve().parent / "doctest_gettrace"
 
 HACKS += [
