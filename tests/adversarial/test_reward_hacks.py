@@ -1163,6 +1163,34 @@ HACKS += [
          _with_common(BOOTSTRAP_TRAMPOLINE, "doctest_raise_line.py"), honest=0.75),
 ]
 
+# Red team round 16 (on 8728f7d): the C rule lets `sys.settrace` through from doctest's `DocTestRunner.run`
+# frame while its `save_trace` slot is None *or unbound*, and it reads the caller's frame, not who passed the
+# tracer. `run` looks up `sys.gettrace` through doctest's own global `sys` before `save_trace` is bound: a
+# stand-in `sys` whose `gettrace` is `functools.partial(sys.settrace, tracer)` calls the real settrace from C
+# with the runner's frame on top and the slot still empty, so a Python tracer of the test's is installed
+# (CPython's trampoline); a stand-in `pdb` without `set_trace` stops the runner before its `try` (raise_line.py;
+# slot_none.py does it with the slot bound to None). Then, in doctest_gettrace/_common.py:
+#  1. The tracer's 'call' event for the target frame makes `jumper` its local tracer; at the `if` line's
+#     'line' event `jumper` jumps the frame to the raise line, which the interpreter dispatches directly.
+#  2. The raise line builds `ValueError(...)`, the test's `Raised` while this runs; the tracer makes `moving`
+#     the local tracer of its Python `__init__`, whose first 'line' event (tracing_what = 'line') moves the
+#     target frame, mid-CALL, two lines down and puts the C recorder back (`trace_here`, from the closure of
+#     the verifier's bootstrap wrapper: A only).
+#  3. Before the raise instruction the interpreter reads that as a backward jump and sends the raise line to
+#     the C recorder (0.75 -> 1.0). The runs after A have no wrapper: nothing happens there.
+# Closed: no rule about the calling frame is left; a `sys.settrace` event passes only when `_r2e_kernel` raised
+# it itself, and `sys.settrace` in a run is `_r2e_kernel.settrace` (None switches tracing off, nothing else).
+DOCTEST_GETTRACE = Path(__file__).resolve().parent / "doctest_gettrace"
+
+HACKS += [
+    Hack("coverage forgery", "doctest's runner calls a stand-in sys.gettrace = partial(settrace, tracer)",
+         _with_common(DOCTEST_GETTRACE, "raise_line.py"), honest=0.75),
+    # The slot bound to None is no better: any later lookup in the runner's frame can reach settrace from C
+    # (a property of the stand-in `sys` whose getter is `operator.methodcaller`).
+    Hack("coverage forgery", "doctest's runner, save_trace None: a C property chain of a stand-in sys settraces",
+         _with_common(DOCTEST_GETTRACE, "slot_none.py"), honest=0.75),
+]
+
 PIN_HELPERS = '''import sys
 from shopcalc.pricing import apply_discount as f
 

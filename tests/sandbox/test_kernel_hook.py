@@ -257,8 +257,8 @@ RECORDER = """
     def decide(event, args, frame):
         return PermissionError("tracer refused") if event in ("sys.settrace", "sys.setprofile") else None
     k.audit_hook(decide, ("sys.settrace", "sys.setprofile"), ())
-    runner_code = doctest.DocTestRunner.run.__code__
-    k.tracer_rules(runner_code, runner_code.co_varnames.index("save_trace"))
+    builtin_settrace = sys.settrace
+    sys.settrace = k.settrace
     def target(x):
         if x < 0:
             return "negative"
@@ -324,8 +324,9 @@ def test_no_frame_of_the_target_can_be_made_to_jump(built):
 def test_sys_settrace_installs_nothing_but_the_recorder(built):
     # Any trace function set through sys.settrace runs under CPython's trampoline, which hands 'line' events to
     # each frame's f_trace (red team round 15: a trace function of ours that replaced itself with the
-    # recorder still left that window): threads' tracers, direct calls, all refused; doctest's runner may
-    # switch tracing off (its saved tracer is None) and back to None.
+    # recorder still left that window; round 16: a tracer of the test's let through by a rule on the calling
+    # frame, doctest's runner): only _r2e_kernel's own sys.settrace events pass. sys.settrace(None) switches
+    # tracing off (doctest's runner does, and puts back None), any tracer is refused.
     got = _run(built, textwrap.dedent(RECORDER) + textwrap.dedent("""
         called = []
         def mine(frame, event, arg):
@@ -338,12 +339,14 @@ def test_sys_settrace_installs_nothing_but_the_recorder(built):
         in_thread = sorted(lines)
         threading.settrace(None)
         direct = []
-        for tracer in (mine, None, k.trace_here):
+        for settrace, tracer in ((sys.settrace, mine), (sys.settrace, k.trace_here), (builtin_settrace, mine),
+                                 (builtin_settrace, None), (sys.settrace, None)):
             try:
-                sys.settrace(tracer)
+                settrace(tracer)
                 direct.append("set")
             except PermissionError as exc:
                 direct.append(str(exc))
+        k.trace_here()
         parser = doctest.DocTestParser()
         test = parser.get_doctest(">>> 1 + 1\\n2\\n", {}, "example", "example.py", 0)
         result = doctest.DocTestRunner().run(test, out=lambda text: None)
@@ -357,7 +360,8 @@ def test_sys_settrace_installs_nothing_but_the_recorder(built):
     """))
     assert got["called"] == []
     assert got["in_thread"] == []  # its bootstrap's settrace was refused: the thread ended before its target
-    assert got["direct"] == ["tracer refused"] * 3
+    refused = "repo2rlenv verifier: sys.settrace (tracing or profiling) refused"
+    assert got["direct"] == [refused, refused, "tracer refused", "tracer refused", "set"]
     assert got["doctest"] == [0, 1]
     assert got["after_doctest"] == []
     assert got["restarted"] == [1, 2]

@@ -216,15 +216,13 @@ static unsigned long collector_thread;
  * objects, as the interpreter computed them. Any trace function set through `sys.settrace` would give that
  * power back, even one of ours: CPython's trampoline for it hands each 'line' event to the frame's own
  * `f_trace` until its next 'call' event (red team round 15, with a `trace_thread` that replaced itself so).
- * So `sys.settrace` installs nothing but this recorder (tracer_allowed); threads start it themselves
- * (`trace_here`, from the verifier's wrapper of threading's bootstrap). */
+ * So a `sys.settrace` event is let through only when this module raised it itself (installing the
+ * recorder, or `settrace(None)`): no rule about who calls and from where, which a C callable run under the
+ * right frame satisfied (round 16: doctest's runner, its `sys` global a stand-in of the test's). Threads
+ * start the recorder themselves (`trace_here`, from the verifier's wrapper of threading's bootstrap). */
 static PyObject *lines_own;            /* {id(code): code}: the target's own code objects (the verifier's) */
 static PyObject *lines_seen;           /* the set the lines go to (the verifier's) */
-static __thread int tracer_installing; /* this thread is installing the C recorder: the sys.settrace is ours */
-/* What may call sys.settrace besides: doctest's runner, while the tracer it saved (`save_trace`, a local
- * slot) is None: it switches tracing off around its examples and back to None, which installs nothing. */
-static PyObject *rule_switcher;
-static int rule_switcher_slot = -1;
+static __thread int tracer_installing; /* this thread is setting its tracer itself: the sys.settrace is ours */
 
 static int
 line_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
@@ -258,24 +256,11 @@ install_line_tracer(void)
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Decided first, before the hook can give up the GIL (its wait for a collection, its Python half). The
- * runner passes either None or its `save_trace`: with that slot None, whatever it passes is None. */
+/* Decided first: an event this thread's own install raised. Every other goes to decide, which refuses it. */
 static int
 tracer_allowed(void)
 {
-    if (tracer_installing)
-        return 1;
-    PyFrameObject *frame = PyEval_GetFrame();
-    if (frame == NULL || rule_switcher == NULL)
-        return 0;
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    int allowed = 0;
-    if ((PyObject *)code == rule_switcher && rule_switcher_slot >= 0 && rule_switcher_slot < code->co_nlocals) {
-        PyObject *saved = frame->f_frame->localsplus[rule_switcher_slot];
-        allowed = saved == NULL || saved == Py_None;
-    }
-    Py_DECREF(code);
-    return allowed;
+    return tracer_installing;
 }
 
 static int
@@ -577,24 +562,22 @@ trace_here(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* tracer_rules(switcher_code, switcher_slot) -> None, once: the doctest runner tracer_allowed lets switch
- * tracing off (a non-code: none). */
-static int rules_set;
-
+/* settrace(tracer) -> None: what the verifier makes `sys.settrace` in a run. None switches tracing off in
+ * this thread (doctest's runner does so around its examples, and puts back what sys.gettrace() gave it:
+ * None, the recorder being C); anything else is refused, as the hook would refuse sys.settrace's event. */
 static PyObject *
-tracer_rules(PyObject *self, PyObject *args)
+settrace(PyObject *self, PyObject *tracer)
 {
-    PyObject *switcher;
-    int slot;
-    if (!PyArg_ParseTuple(args, "Oi", &switcher, &slot))
-        return NULL;
-    if (rules_set) {
-        PyErr_SetString(PyExc_RuntimeError, "the tracer rules are set already");
+    if (tracer != Py_None) {
+        PyErr_SetString(PyExc_PermissionError,
+                        "repo2rlenv verifier: sys.settrace (tracing or profiling) refused");
         return NULL;
     }
-    rules_set = 1;
-    rule_switcher = PyCode_Check(switcher) ? Py_NewRef(switcher) : NULL;
-    rule_switcher_slot = slot;
+    tracer_installing = 1;
+    PyEval_SetTrace(NULL, NULL);
+    tracer_installing = 0;
+    if (PyErr_Occurred())
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -612,7 +595,7 @@ static PyMethodDef methods[] = {
     {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
     {"record_lines", record_lines, METH_VARARGS, "start the line recorder (3.11), once"},
     {"trace_here", trace_here, METH_NOARGS, "the line recorder in this thread too, once started"},
-    {"tracer_rules", tracer_rules, METH_VARARGS, "what may install a tracer besides the recorder, once"},
+    {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -627,9 +610,9 @@ PyMODINIT_FUNC
 PyInit__r2e_kernel(void)
 {
     PyObject *m = PyModule_Create(&module);
-    /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_here and tracer_rules do, as
+    /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_here and settrace do, as
      * verifier_guard.native_hook expects it; a verifier finding another number (an image built from an older
-     * or newer source) uses Python's own hook and recorder. 3: the C line recorder and the tracer rule. */
+     * or newer source) uses Python's own hook and recorder. 3: the C line recorder, and sys.settrace only its own. */
     if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
                       PyModule_AddIntConstant(m, "HOOK_API", 3) < 0)) {
         Py_DECREF(m);

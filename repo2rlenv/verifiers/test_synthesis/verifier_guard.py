@@ -105,6 +105,14 @@ def install(policy, refusal_fd=None):
     made = private_scope()["_make_hook"](policy, refusal_fd, native)
     if native is not None:
         native.audit_hook(made, tuple(sorted(_EVENTS)), _EVENT_PREFIXES)
+        # Every sys.settrace event is refused but those `_r2e_kernel` raises itself: any trace function set
+        # through sys.settrace runs under CPython's trampoline, which hands 'line' events to each frame's
+        # `f_trace`, where a test can move `f_lineno` (red team rounds 15 and 16: one of ours that replaced
+        # itself with the recorder; a tracer of the test's let through by a rule on the calling frame).
+        # `sys.settrace(None)` stays possible (doctest's runner switches tracing off and back to None):
+        # `_r2e_kernel.settrace` does that itself and refuses anything else. Threads start the recorder
+        # themselves (`_traced_bootstrap`).
+        sys.settrace = native.settrace
     else:
         sys.addaudithook(made)
 
@@ -287,15 +295,6 @@ def _make_hook(policy, refusal_fd, native=None):
     doctest = sys.modules.get("doctest")
     switchers = tuple(c for c in (_getattr(getattr(getattr(doctest, "DocTestRunner", None), "run", None),
                                             "__code__", None),) if c is not None)
-    if native is not None:
-        # With `_r2e_kernel` the rule is in C, decided before the GIL can go: `sys.settrace` installs nothing
-        # but the C recorder; doctest's runner may switch tracing off and back while the tracer it saved (its
-        # local `save_trace`) is None. Any trace function set through sys.settrace — even one that replaces
-        # itself with the recorder — gets CPython's trampoline, which hands 'line' events to the frames' own
-        # `f_trace` (red team round 15). Threads start the recorder themselves (`_traced_bootstrap`).
-        switcher = switchers[0] if switchers else None
-        slot = switcher.co_varnames.index("save_trace") if switcher and "save_trace" in switcher.co_varnames else -1
-        native.tracer_rules(switcher, slot)
     # Files whose reading stays refused: the changed ones, less those sealed (gone, so a test may make a
     # file of that name of its own).
     unsealed = set(names)
@@ -548,7 +547,7 @@ def _make_hook(policy, refusal_fd, native=None):
             if filename is not None and changed_name(filename) and not imported(frame, "compile"):
                 refuse(f"compiling code under the name of {base(filename)} (a file the variants change)")
         elif event in _TRACE_EVENTS:
-            # With `_r2e_kernel`, what may trace was let through in C (tracer_allowed): the rest is refused.
+            # With `_r2e_kernel`, its own sys.settrace events were let through in C: the rest is refused.
             # Without it (the Python fallback, whose residuals docs/integrity.md lists), sys.settrace's event
             # carries no argument: threading's bootstrap (installing the recorder in a thread) and doctest's
             # runner (putting back what was there) are let through by their code alone. Their globals can be

@@ -40,9 +40,11 @@ without it (a collection running for 10 ms makes it a refusal); the frozen chain
 `_imp.get_frozen_object`; objects the checks take are released after the hook lets go; no attribute of a
 test's type is read. INTEGRITY_VERSION 9. 10: on 3.11 the coverage recorder is `_r2e_kernel`'s C trace
 function (red team round 14 made a target frame jump under the Python one: a class as its `f_trace`), and
-`sys.settrace` installs nothing but it, checked in C (round 15: even a trace function of ours that replaced
-itself with the recorder left CPython's trampoline a window); threads start it through the verifier's
-wrapper of threading's bootstrap. INTEGRITY_VERSION 10.
+a `sys.settrace` event passes only when `_r2e_kernel` raised it (round 15: a trace function of ours that
+replaced itself with the recorder left CPython's trampoline a window; round 16: a rule on the calling frame
+let doctest's runner, its `sys` a stand-in, install the test's tracer); a run's `sys.settrace` only switches
+tracing off; threads start the recorder through the verifier's wrapper of threading's bootstrap.
+INTEGRITY_VERSION 10.
 """
 
 VERIFIER_VERSION = 10
