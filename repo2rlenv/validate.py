@@ -100,17 +100,35 @@ def task_image_tag(task: TaskPaths) -> str:
     return f"repo2rlenv-task/{task.root.name.lower()}:{tree_digest(task.environment)[:16]}"
 
 
-def build_task_image(client: Any, task: TaskPaths) -> str:
-    """Build the task's environment image (cached by the environment dir's content)."""
-    tag = task_image_tag(task)
+# The ID of the base image a task image was built on: a task image cached from an older base (dev_setup
+# rebuilds the base when the kernel extension's source changes) carries the old extension, and a verifier
+# that speaks the new one then met an old one in every grading.
+BASE_LABEL = "repo2rlenv.base-image"
+
+
+def _base_image_id(client: Any, task: TaskPaths) -> str | None:
+    """The ID of the image the task's Dockerfile starts FROM, as the daemon has it now (None: unknown)."""
     try:
-        client.images.get(tag)
-        return tag
+        lines = (task.environment / "Dockerfile").read_text(encoding="utf-8").splitlines()
+        ref = next(line.split()[1] for line in lines if line.strip().upper().startswith("FROM "))
+        return client.images.get(ref).id
+    except Exception:
+        return None
+
+
+def build_task_image(client: Any, task: TaskPaths) -> str:
+    """Build the task's environment image (cached by the environment dir's content and its base image)."""
+    tag = task_image_tag(task)
+    base = _base_image_id(client, task)
+    try:
+        cached = client.images.get(tag)
+        if base is None or (cached.labels or {}).get(BASE_LABEL) == base:
+            return tag
     except Exception:
         pass
     try:
         client.images.build(path=str(task.environment), tag=tag, rm=True, forcerm=True, network_mode="host",
-                            labels={LABEL: "task"})
+                            labels={LABEL: "task", **({BASE_LABEL: base} if base else {})})
     except Exception as exc:
         from repo2rlenv.sandbox.base import build_failure
         from repo2rlenv.sandbox.docker import build_log_text

@@ -87,3 +87,37 @@ def test_a_crash_on_a_is_told_in_one_line_naming_its_cause():
     assert _validation("crashed", "..\nFatal Python error: Segmentation fault\n", n_cases=3).a_crash() == (
         "Fatal Python error: Segmentation fault", False)
     assert _validation("ok", _PLUGIN_CRASH).a_crash() is None
+
+
+@pytest.mark.slow
+def test_a_task_image_built_on_an_older_base_is_rebuilt(tmp_path, docker_ready):
+    # dev_setup rebuilds a base image when the kernel extension's source changes: a task image cached from
+    # the older base would carry the old extension into every grading.
+    from repo2rlenv.dataset.taskdir import TaskPaths
+    from repo2rlenv.sandbox.docker import docker_client
+    from repo2rlenv.validate import BASE_LABEL, build_task_image
+
+    client = docker_client()
+    base_tag = f"r2e-test-base:{os.getpid()}"
+    base_dir, task_root = tmp_path / "base", tmp_path / "r2e-base-label-task"
+    base_dir.mkdir()
+    (task_root / "environment").mkdir(parents=True)
+    (task_root / "environment" / "Dockerfile").write_text(f"FROM {base_tag}\nLABEL r2e.test=task\n")
+    task = TaskPaths(task_root)
+    made = []
+    try:
+        bases = []
+        for version in ("1", "2"):
+            (base_dir / "Dockerfile").write_text(f"FROM repo2rlenv-base:bookworm\nLABEL r2e.test.base={version}\n")
+            bases.append(client.images.build(path=str(base_dir), tag=base_tag, rm=True)[0].id)
+            first = client.images.get(build_task_image(client, task))
+            again = client.images.get(build_task_image(client, task))
+            made.append(first.id)
+            assert first.labels[BASE_LABEL] == bases[-1] and again.id == first.id  # cached while the base stays
+        assert made[0] != made[1]  # the base changed: the task image was built again, on it
+    finally:
+        for ref in (*made, base_tag):
+            try:
+                client.images.remove(ref, force=True)
+            except Exception:
+                pass

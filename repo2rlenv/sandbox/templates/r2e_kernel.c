@@ -612,9 +612,10 @@ PyInit__r2e_kernel(void)
     PyObject *m = PyModule_Create(&module);
     /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_here and settrace do, as
      * verifier_guard.native_hook expects it; a verifier finding another number (an image built from an older
-     * or newer source) uses Python's own hook and recorder. 3: the C line recorder, and sys.settrace only its own. */
+     * or newer source) uses Python's own hook and recorder. 4: the C line recorder, and sys.settrace only its
+     * own (3 was an earlier form of the same, with a tracer rule this module no longer has). */
     if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
-                      PyModule_AddIntConstant(m, "HOOK_API", 3) < 0)) {
+                      PyModule_AddIntConstant(m, "HOOK_API", 4) < 0)) {
         Py_DECREF(m);
         return NULL;
     }
