@@ -121,13 +121,15 @@ def test_test_that_passes_on_b_earns_nothing_gated_but_coverage_in_rfc(make_task
 
 
 def test_only_a_records_coverage_and_only_when_there_are_targets(make_task):
-    # Lint off: the submission looks for the recorder (3.11: a trace function; 3.12+: a sys.monitoring
-    # tool), which a real submission may not. A alone records (its record is the one that counts); the
-    # twelve runs after it do not pay for one. A case that passes only where there is no recorder passes
-    # everywhere without targets, and fails on A (grading stops there) with them.
-    sub = ("import sys\n\nfrom shopcalc.pricing import apply_discount\n\n\n"
+    # Lint off: the submission looks for the recorder (3.11: the C recorder's wrapper of threading's
+    # bootstrap, or the Python fallback's trace function; 3.12+: a sys.monitoring tool), which a real
+    # submission may not. A alone records (its record is the one that counts); the twelve runs after it do
+    # not pay for one. A case that passes only where there is no recorder passes everywhere without targets,
+    # and fails on A (grading stops there) with them.
+    sub = ("import sys\nimport threading\n\nfrom shopcalc.pricing import apply_discount\n\n\n"
            "def recorded():\n    mon = getattr(sys, 'monitoring', None)\n"
-           "    return sys.gettrace() is not None if mon is None else any(mon.get_tool(t) for t in range(6))\n\n\n"
+           "    if mon is not None:\n        return any(mon.get_tool(t) for t in range(6))\n"
+           "    return sys.gettrace() is not None or threading.Thread._bootstrap_inner.__module__ != 'threading'\n\n\n"
            "def test_unrecorded():\n    assert not recorded()\n    assert apply_discount(10, 100) == 5\n")
     plain = make_task(sub, coverage_targets=[]).score(run_lint=False)
     assert plain["coverage"]["measured"] is False and plain["reward"] > 0
