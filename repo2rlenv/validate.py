@@ -16,10 +16,10 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.errors import SandboxError
+from repo2rlenv.errors import SandboxError, SandboxUnavailable
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.digest import tree_digest
-from repo2rlenv.sandbox.docker import LABEL, DockerSession, docker_client
+from repo2rlenv.sandbox.docker import LABEL, DockerSession, base_image_id, docker_client
 from repo2rlenv.dataset.taskdir import TaskPaths
 
 # History: 1 = first version.
@@ -107,12 +107,13 @@ BASE_LABEL = "repo2rlenv.base-image"
 
 
 def _base_image_id(client: Any, task: TaskPaths) -> str | None:
-    """The ID of the image the task's Dockerfile starts FROM, as the daemon has it now (None: unknown)."""
+    """The ID of the image the task's Dockerfile starts FROM, as the daemon has it now (None: unknown; the
+    build then says what is missing)."""
     try:
         lines = (task.environment / "Dockerfile").read_text(encoding="utf-8").splitlines()
-        ref = next(line.split()[1] for line in lines if line.strip().upper().startswith("FROM "))
-        return client.images.get(ref).id
-    except Exception:
+        return base_image_id(client, next(line.split()[1] for line in lines
+                                          if line.strip().upper().startswith("FROM ")))
+    except (OSError, StopIteration, IndexError, SandboxUnavailable):
         return None
 
 

@@ -77,7 +77,8 @@ def _tar_context(repo_dir: Path, dockerfile: str, ca_bundle: Path | None,
     return buf.getvalue()
 
 
-def _base_id(client: Any, base_image: str) -> str:
+def base_image_id(client: Any, base_image: str) -> str:
+    """The daemon's ID of `base_image` now (what derived images are keyed by), or SandboxUnavailable."""
     try:
         return client.images.get(base_image).id
     except Exception as exc:
@@ -113,7 +114,7 @@ def _build(client: Any, context: bytes, tag: str, tag_name: str) -> None:
 def build_image(client: Any, *, repo_dir: Path, tag_name: str, base_image: str, ca_bundle: Path | None,
                 plan: InstallPlan) -> str:
     """Build (or reuse) the image for `repo_dir`; returns its tag."""
-    base_id = _base_id(client, base_image)
+    base_id = base_image_id(client, base_image)
     dockerfile = render_dockerfile(base_image, plan)
     key = hashlib.sha256(
         (tree_digest(repo_dir) + base_id + dockerfile + (ca_bundle.read_text() if ca_bundle else "")).encode()
@@ -343,7 +344,7 @@ class DockerSandbox:
 
     def environment_salt(self, plan: InstallPlan) -> str:
         ca = self.ca_bundle.read_text() if self.ca_bundle else ""
-        return _base_id(self._client, plan.base_image) + render_dockerfile(plan.base_image, plan) + ca
+        return base_image_id(self._client, plan.base_image) + render_dockerfile(plan.base_image, plan) + ca
 
     def build_environment(self, key: str, tree_dir: Path, plan: InstallPlan) -> str:
         return build_environment_image(self._client, key=key, repo_dir=tree_dir, tag_name=self.tag_name,

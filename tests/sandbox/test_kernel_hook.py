@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.sandbox import kernel_ext
+from repo2rlenv.verifiers.test_synthesis import verifier_guard
 
 
 @pytest.fixture(scope="module")
@@ -250,10 +251,12 @@ def test_once_armed_no_event_is_decided_while_a_collection_runs(built):
     assert before == {"during": "allowed", "calls": ["during", "after"]}  # before the submission runs
 
 
-# A decide that refuses every tracer: what gets through is what the C rule lets through (tracer_allowed).
-# Threads start the recorder as the verifier makes them (verifier_guard._traced_bootstrap).
-RECORDER = """
+# A decide that refuses every tracer: what gets through is only what _r2e_kernel itself set. Threads start the
+# recorder through the verifier's own wrapper of threading's bootstrap (verifier_guard._traced_bootstrap).
+RECORDER = f"""
     import doctest, threading
+    sys.path.insert(0, {str(Path(verifier_guard.__file__).parent)!r})
+    from verifier_guard import _traced_bootstrap
     def decide(event, args, frame):
         return PermissionError("tracer refused") if event in ("sys.settrace", "sys.setprofile") else None
     k.audit_hook(decide, ("sys.settrace", "sys.setprofile"), ())
@@ -264,13 +267,9 @@ RECORDER = """
             return "negative"
         return "other"
     FIRST = target.__code__.co_firstlineno
-    own, lines = {id(target.__code__): target.__code__}, set()
+    own, lines = {{id(target.__code__): target.__code__}}, set()
     k.record_lines(own, lines)
-    original = threading.Thread._bootstrap_inner
-    def bootstrap_inner(self):
-        k.trace_here()
-        return original(self)
-    threading.Thread._bootstrap_inner = bootstrap_inner
+    threading.Thread._bootstrap_inner = _traced_bootstrap(threading.Thread._bootstrap_inner, k.trace_here)
 """
 
 

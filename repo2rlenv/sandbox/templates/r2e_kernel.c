@@ -247,20 +247,15 @@ line_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     return 0;
 }
 
+/* This thread's tracer set by this module: the recorder (`line_event`) or none. Its sys.settrace event is
+ * the only one the hook lets through. sys.gettrace() is None either way: nothing to hand back to settrace. */
 static int
-install_line_tracer(void)
+set_own_trace(Py_tracefunc func)
 {
     tracer_installing = 1;
-    PyEval_SetTrace(line_event, NULL);  /* sys.gettrace() is None: nothing of it to hand back to settrace */
+    PyEval_SetTrace(func, NULL);
     tracer_installing = 0;
     return PyErr_Occurred() ? -1 : 0;
-}
-
-/* Decided first: an event this thread's own install raised. Every other goes to decide, which refuses it. */
-static int
-tracer_allowed(void)
-{
-    return tracer_installing;
 }
 
 static int
@@ -309,8 +304,9 @@ audit(const char *event, PyObject *args, void *unused)
     }
     if (hook_decide == NULL)
         return 0;
-    /* Tracers: only the C recorder, decided here (see tracer_allowed); every other goes to decide. */
-    if (event[0] == 's' && strcmp(event, "sys.settrace") == 0 && tracer_allowed())
+    /* Tracers: only this module's own (set_own_trace), decided here; every other goes to decide, which
+     * refuses it. */
+    if (tracer_installing && strcmp(event, "sys.settrace") == 0)
         return 0;
     if (!watched(event))
         return 0;
@@ -547,7 +543,7 @@ record_lines(PyObject *self, PyObject *args)
     }
     lines_own = Py_NewRef(own);
     lines_seen = Py_NewRef(lines);
-    if (install_line_tracer() < 0)
+    if (set_own_trace(line_event) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -557,7 +553,7 @@ record_lines(PyObject *self, PyObject *args)
 static PyObject *
 trace_here(PyObject *self, PyObject *unused)
 {
-    if (lines_own != NULL && install_line_tracer() < 0)
+    if (lines_own != NULL && set_own_trace(line_event) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -573,10 +569,7 @@ settrace(PyObject *self, PyObject *tracer)
                         "repo2rlenv verifier: sys.settrace (tracing or profiling) refused");
         return NULL;
     }
-    tracer_installing = 1;
-    PyEval_SetTrace(NULL, NULL);
-    tracer_installing = 0;
-    if (PyErr_Occurred())
+    if (set_own_trace(NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -886,7 +886,6 @@ def _make_recorder(cover, log, native=None):
             # 3.11 with `_r2e_kernel`: a C trace function, which nothing can call, wrap or outrun, and under
             # which no code of the test's runs during a 'line' event, so no frame can jump (r2e_kernel.c).
             native.record_lines(own, lines)
-            installed.append(native.trace_here)
             threading.Thread._bootstrap_inner = _traced_bootstrap(threading.Thread._bootstrap_inner, native.trace_here)
             return
         audit = sys.audit
@@ -911,7 +910,7 @@ def _make_recorder(cover, log, native=None):
     def prepare():
         """3.11: the line graph of every own code object, made now, before the submission runs (dis is
         the submission's to change later)."""
-        if installed and native is None:
+        if installed:
             for ident, code in own.items():
                 graphs[ident] = _line_graph(code)
 
