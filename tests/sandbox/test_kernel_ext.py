@@ -36,10 +36,11 @@ def test_it_builds_for_this_interpreter_and_offers_only_confining_calls(tmp_path
     assert "8-byte instructions" in got["short"]
     # Nothing that hands out an address or calls an arbitrary function (the audit hook is installed once,
     # by the verifier, before any test runs, as is the line recorder; trace_here only installs that
-    # recorder, settrace only switches tracing off: tests/sandbox/test_kernel_hook.py).
-    assert got["calls"] == ["HOOK_API", "add_rule", "arm", "audit_hook", "create_ruleset", "frame_argument", "map_library",
-                            "name", "no_new_privs", "record_lines", "restrict_self", "seccomp", "set_dumpable",
-                            "set_pdeathsig", "settrace", "trace_here"]
+    # recorder, settrace only switches tracing off; after lock() no set-up call is taken:
+    # tests/sandbox/test_kernel_hook.py).
+    assert got["calls"] == ["HOOK_API", "add_rule", "arm", "audit_hook", "create_ruleset", "frame_argument", "lock",
+                            "map_library", "name", "no_new_privs", "record_lines", "restrict_self", "seccomp",
+                            "set_dumpable", "set_pdeathsig", "settrace", "trace_here"]
 
 
 def test_a_missing_compiler_is_named(tmp_path):

@@ -142,17 +142,66 @@ def test_it_installs_once(built):
     assert got["second"] == "the audit hook is installed already"
 
 
-def test_frame_argument_reads_a_frames_slots_as_they_are_now(built):
+def test_frame_argument_reads_a_frames_slots_as_they_are_now_and_answers_only_the_hook(built):
     got = _run(built, """
+        seen = []
+        def decide(event, args, frame):
+            now = k.frame_argument(frame, 0)
+            seen.append([type(now).__name__, now if isinstance(now, str) else None,
+                         k.frame_argument(frame, 1), k.frame_argument(frame, 9), k.frame_argument(frame, -1)])
+            return None
+        k.audit_hook(decide, ("r2e.watched",), ())
         def first(data, other=None):
-            data_now = k.frame_argument(sys._getframe(), 0)
+            sys.audit("r2e.watched")
             data = "rebound"
-            return [type(data_now).__name__, k.frame_argument(sys._getframe(), 0), k.frame_argument(sys._getframe(), 1),
-                    k.frame_argument(sys._getframe(), 9), k.frame_argument(sys._getframe(), -1)]
-        print(json.dumps({"bytes": first(b"x"), "view": first(memoryview(b"xyz")[1:])}))
+            sys.audit("r2e.watched")
+        first(b"x")
+        first(memoryview(b"xyz")[1:])
+        try:
+            k.frame_argument(sys._getframe(), 0)
+            outside = "answered"
+        except PermissionError as exc:
+            outside = str(exc)
+        print(json.dumps({"seen": seen, "outside": outside}))
     """)
-    assert got["bytes"] == ["bytes", "rebound", None, None, None]  # slot 1 holds None; 9 and -1 are out of range
-    assert got["view"][0] == "memoryview"
+    # slot 1 holds None; 9 and -1 are out of range
+    assert got["seen"][0] == ["bytes", None, None, None, None] and got["seen"][1] == ["str", "rebound", None, None, None]
+    assert got["seen"][2][0] == "memoryview"
+    # A run's test reaches the module (sys.settrace.__self__): outside decide it answers nothing.
+    assert "answers only the hook" in got["outside"]
+
+
+def test_after_lock_no_set_up_call_is_taken(built, tmp_path):
+    # Red team round 18: a run's test reaches the module, and map_library would dlopen a file it wrote (mapped
+    # and relocated, no audit event). The verifier locks it once the session is set up.
+    lib = tmp_path / "written.so"
+    lib.write_bytes(b"not an ELF")
+    got = _run(built, f"""
+        k.audit_hook(lambda e, a, f: None, ("r2e.watched",), ())
+        k.lock()
+        k.lock()
+        calls = {{"map_library": lambda: k.map_library({str(lib)!r}, 2), "create_ruleset": lambda: k.create_ruleset(None, 1),
+                 "add_rule": lambda: k.add_rule(0, 1, b"x"), "restrict_self": lambda: k.restrict_self(0),
+                 "no_new_privs": k.no_new_privs, "seccomp": lambda: k.seccomp(b"12345678"),
+                 "set_pdeathsig": lambda: k.set_pdeathsig(9), "set_dumpable": lambda: k.set_dumpable(True),
+                 "audit_hook": lambda: k.audit_hook(lambda e, a, f: None, ("x",), ()),
+                 "record_lines": lambda: k.record_lines({{}}, set())}}
+        refused = {{}}
+        for name, call in calls.items():
+            try:
+                call()
+                refused[name] = "taken"
+            except PermissionError as exc:
+                refused[name] = str(exc)
+        k.arm()  # these only restrict, or only start the verifier's recorder: still taken
+        k.settrace(None)
+        k.trace_here()
+        print(json.dumps({{"refused": refused}}))
+    """)
+    assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
+                                   "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines"}
+    for name, why in got["refused"].items():
+        assert why == f"repo2rlenv verifier: _r2e_kernel.{name} refused (the run's set-up is over)", name
 
 
 def test_no_tracer_sees_decides_frames(built):

@@ -232,3 +232,33 @@ def test_asyncio_runs():
     details = make_task(submission).score(run_lint=False)
     outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in details["cases"]}
     assert outcomes == {"test_handler_refused": {"passed"}, "test_asyncio_runs": {"passed"}}, outcomes
+
+
+def test_after_the_session_starts_the_kernel_module_takes_no_set_up_call(make_task):
+    """verifier_kernel.lock, in a real graded run: the test reaches `_r2e_kernel` (a run's sys.settrace is one
+    of its functions), but dlopen of a file it wrote, a seccomp filter or Landlock rules of its own, and
+    frame_argument outside the hook are refused (red team round 18)."""
+    submission = """
+import sys
+from shopcalc.pricing import apply_discount as f
+
+def test_the_module_is_locked(tmp_path):
+    kernel = sys.settrace.__self__
+    written = tmp_path / "lib.so"
+    written.write_bytes(b"\\x7fELF")
+    calls = [lambda: kernel.map_library(str(written), 2), lambda: kernel.seccomp(b"12345678"),
+             lambda: kernel.create_ruleset(None, 1), lambda: kernel.record_lines({}, set()),
+             lambda: kernel.frame_argument(sys._getframe(), 0)]
+    for call in calls:
+        try:
+            call()
+        except PermissionError as exc:
+            assert "repo2rlenv verifier: _r2e_kernel." in str(exc)
+            continue
+        raise AssertionError("taken")
+    assert f(10, 50) == 5
+"""
+    details = make_task(submission).score(run_lint=False)
+    assert details["native"]["interpreter"]["hook"] == "r2e_kernel", details["native"]
+    outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in details["cases"]}
+    assert outcomes == {"test_the_module_is_locked": {"passed"}}, outcomes

@@ -143,6 +143,7 @@ class TestSynthesisPipeline:
         # From the run's start: the environment and the baseline spend the budget too.
         self._clock = Clock(options.time_budget_min)
         self._started = time.monotonic()
+        self._cannot_afford: str | None = None  # why a candidate was deferred: no later one can afford it either
         self._baseline: BaselineReport | None = None
         self._decided: list[Candidate] = []  # every candidate decided so far, for where the time went
         try:
@@ -351,12 +352,14 @@ class TestSynthesisPipeline:
     def _over_budget(self, ctx: RunContext, result: PipelineResult) -> bool:
         """Whether the run is past `time_budget_min` (said once, in the summary and on the console)."""
         clock = getattr(self, "_clock", None)
-        if clock is None or not clock.passed():
+        short = getattr(self, "_cannot_afford", None)  # None too before run() (the class's other callers)
+        if clock is None or not (clock.passed() or short):
             return False
         if "stopped" not in result.details:
             budget = clock.minutes
-            result.details["stopped"] = f"time budget of {budget:g} min spent (time_budget_min); a rerun continues"
-            ctx.reporter.warn(f"the time budget of {budget:g} min is spent: no new candidate is started "
+            why = "spent" if clock.passed() else f"too short for what is left ({short})"
+            result.details["stopped"] = f"time budget of {budget:g} min {why} (time_budget_min); a rerun continues"
+            ctx.reporter.warn(f"the time budget of {budget:g} min is {why}: no new candidate is started "
                               "(rerun with a larger time_budget_min to continue)")
         return True
 
@@ -424,6 +427,10 @@ class TestSynthesisPipeline:
             result.skip_reasons[cand.skip_reason or "unknown"] += 1
         if cand.status == "deferred":
             result.stages[DEFERRED] += 1
+            # Deferred because the time left does not afford a stage (a spent share is a drop): stage costs
+            # are the run's own estimates and the clock only runs down, so every later candidate would be
+            # deferred at the same stage after paying for the ones before it. No new candidate starts.
+            self._cannot_afford = cand.gates[-1].detail
         tick(f"{cand.function.qualname} {cand.operator or (cand.commit or '')[:8]}: {cand.status}")
 
     # --- output ---------------------------------------------------------------------------------

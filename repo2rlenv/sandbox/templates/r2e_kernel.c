@@ -44,6 +44,24 @@
 #define R2E_LANDLOCK_ADD_RULE 445
 #define R2E_LANDLOCK_RESTRICT_SELF 446
 
+/* Set by lock(): the verifier's set-up is over and the submission is about to run. From then on every call
+ * that sets the process up (Landlock, seccomp, prctl, dlopen, the hook's and the recorder's installation)
+ * is refused: a run's test reaches this module (`sys.settrace.__self__`, or an import), and `dlopen` of a
+ * file the test wrote would map and relocate it with no audit event (red team round 18). What stays
+ * callable after it: arm and settrace (they only restrict), trace_here (it only starts the recorder, the
+ * verifier's, in a new thread), and frame_argument, which answers only the hook (hook_busy). */
+static int locked;
+
+static int
+refused_after_lock(const char *call)
+{
+    if (!locked)
+        return 0;
+    PyErr_Format(PyExc_PermissionError, "repo2rlenv verifier: _r2e_kernel.%s refused (the run's set-up is over)",
+                 call);
+    return 1;
+}
+
 static PyObject *
 failed(const char *what)
 {
@@ -64,6 +82,8 @@ failed(const char *what)
 static PyObject *
 create_ruleset(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("create_ruleset"))
+        return NULL;
     Py_buffer attr = {0};
     int has_attr = 0;
     PyObject *obj;
@@ -88,6 +108,8 @@ create_ruleset(PyObject *self, PyObject *args)
 static PyObject *
 add_rule(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("add_rule"))
+        return NULL;
     int ruleset, rule_type;
     Py_buffer attr;
     if (!PyArg_ParseTuple(args, "iiy*", &ruleset, &rule_type, &attr))
@@ -103,6 +125,8 @@ add_rule(PyObject *self, PyObject *args)
 static PyObject *
 restrict_self(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("restrict_self"))
+        return NULL;
     int ruleset;
     if (!PyArg_ParseTuple(args, "i", &ruleset))
         return NULL;
@@ -114,6 +138,8 @@ restrict_self(PyObject *self, PyObject *args)
 static PyObject *
 no_new_privs(PyObject *self, PyObject *unused)
 {
+    if (refused_after_lock("no_new_privs"))
+        return NULL;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return failed("PR_SET_NO_NEW_PRIVS failed");
     Py_RETURN_NONE;
@@ -123,6 +149,8 @@ no_new_privs(PyObject *self, PyObject *unused)
 static PyObject *
 install_seccomp(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("seccomp"))
+        return NULL;
     Py_buffer prog;
     if (!PyArg_ParseTuple(args, "y*", &prog))
         return NULL;
@@ -145,6 +173,8 @@ install_seccomp(PyObject *self, PyObject *args)
 static PyObject *
 set_pdeathsig(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("set_pdeathsig"))
+        return NULL;
     int sig;
     if (!PyArg_ParseTuple(args, "i", &sig))
         return NULL;
@@ -158,6 +188,8 @@ set_pdeathsig(PyObject *self, PyObject *args)
 static PyObject *
 set_dumpable(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("set_dumpable"))
+        return NULL;
     int flag;
     if (!PyArg_ParseTuple(args, "p", &flag))
         return NULL;
@@ -170,6 +202,8 @@ set_dumpable(PyObject *self, PyObject *args)
 static PyObject *
 map_library(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("map_library"))
+        return NULL;
     PyObject *path;
     int flags;
     if (!PyArg_ParseTuple(args, "O&i", PyUnicode_FSConverter, &path, &flags))
@@ -458,6 +492,8 @@ watch_collections(void)
 static PyObject *
 audit_hook(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("audit_hook"))
+        return NULL;
     PyObject *decide, *events, *prefixes;
     if (!PyArg_ParseTuple(args, "OOO", &decide, &events, &prefixes))
         return NULL;
@@ -517,6 +553,11 @@ frame_argument(PyObject *self, PyObject *args)
     int index;
     if (!PyArg_ParseTuple(args, "O!i", &PyFrame_Type, &frame, &index))
         return NULL;
+    if (!hook_busy) {
+        /* Only decide asks (inside the hook); a run's test reaches this module too. */
+        PyErr_SetString(PyExc_PermissionError, "repo2rlenv verifier: _r2e_kernel.frame_argument answers only the hook");
+        return NULL;
+    }
     PyCodeObject *code = PyFrame_GetCode((PyFrameObject *)frame);
     int nlocals = code->co_nlocals;
     Py_DECREF(code);
@@ -534,6 +575,8 @@ frame_argument(PyObject *self, PyObject *args)
 static PyObject *
 record_lines(PyObject *self, PyObject *args)
 {
+    if (refused_after_lock("record_lines"))
+        return NULL;
     PyObject *own, *lines;
     if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &own, &PySet_Type, &lines))
         return NULL;
@@ -574,6 +617,15 @@ settrace(PyObject *self, PyObject *tracer)
     Py_RETURN_NONE;
 }
 
+/* lock() -> None: the set-up is over (the verifier calls it once the session is set up, before collection):
+ * see `locked`. It only restricts; calling it again changes nothing. */
+static PyObject *
+lock(PyObject *self, PyObject *unused)
+{
+    locked = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"create_ruleset", create_ruleset, METH_VARARGS, "landlock_create_ruleset(attr, flags) -> int"},
     {"add_rule", add_rule, METH_VARARGS, "landlock_add_rule(ruleset, rule_type, attr)"},
@@ -588,6 +640,7 @@ static PyMethodDef methods[] = {
     {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
     {"record_lines", record_lines, METH_VARARGS, "start the line recorder (3.11), once"},
     {"trace_here", trace_here, METH_NOARGS, "the line recorder in this thread too, once started"},
+    {"lock", lock, METH_NOARGS, "from now on, refuse every set-up call (the submission runs next)"},
     {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},
     {NULL, NULL, 0, NULL},
 };
@@ -606,9 +659,10 @@ PyInit__r2e_kernel(void)
     /* HOOK_API: what audit_hook, frame_argument, record_lines, trace_here and settrace do, as
      * verifier_guard.native_hook expects it; a verifier finding another number (an image built from an older
      * or newer source) uses Python's own hook and recorder. 4: the C line recorder, and sys.settrace only its
-     * own (3 was an earlier form of the same, with a tracer rule this module no longer has). */
+     * own (3 was an earlier form of the same, with a tracer rule this module no longer has). 5: lock(), and
+     * frame_argument answering only the hook. */
     if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
-                      PyModule_AddIntConstant(m, "HOOK_API", 4) < 0)) {
+                      PyModule_AddIntConstant(m, "HOOK_API", 5) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

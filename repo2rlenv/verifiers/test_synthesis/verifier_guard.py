@@ -118,7 +118,7 @@ def install(policy, refusal_fd=None):
 
 
 # The `_r2e_kernel` hook protocol this verifier speaks (HOOK_API in templates/r2e_kernel.c).
-HOOK_API = 4
+HOOK_API = 5
 
 
 def native_hook():

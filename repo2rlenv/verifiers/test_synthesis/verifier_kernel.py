@@ -317,6 +317,18 @@ def seal_signal_handlers():
         return False
 
 
+def lock():
+    """From now on `_r2e_kernel` refuses every set-up call (dlopen, Landlock, seccomp, prctl, the hook's and
+    the recorder's installation) and `frame_argument` answers only the hook: the test reaches the module
+    (`sys.settrace.__self__` in a run), and a `dlopen` of a file it wrote would map and relocate it with no
+    audit event. True when it holds (False: the ctypes door, which the Python fallback's residuals cover)."""
+    door = calls()
+    if not hasattr(door, "lock"):
+        return False
+    door.lock()
+    return True
+
+
 def apply(read, write):
     """Both barriers; {"landlock": abi or 0, "seccomp": bool, "notes": [...]} of what holds."""
     result = {"landlock": 0, "seccomp": False, "ffi": ffi(), "notes": []}

@@ -44,8 +44,11 @@ a `sys.settrace` event passes only when `_r2e_kernel` raised it (round 15: a tra
 replaced itself with the recorder left CPython's trampoline a window; round 16: a rule on the calling frame
 let doctest's runner, its `sys` a stand-in, install the test's tracer); a run's `sys.settrace` only switches
 tracing off; threads start the recorder through the verifier's wrapper of threading's bootstrap.
-INTEGRITY_VERSION 10.
+INTEGRITY_VERSION 10. 11: once the session is set up `_r2e_kernel` refuses every set-up call (red team
+round 18: the test reached the module as `sys.settrace.__self__`, and its `map_library` would dlopen a file
+the test wrote, mapping and relocating it with no audit event) and `frame_argument` answers only the hook.
+INTEGRITY_VERSION 11.
 """
 
-VERIFIER_VERSION = 10
-INTEGRITY_VERSION = 10
+VERIFIER_VERSION = 11
+INTEGRITY_VERSION = 11

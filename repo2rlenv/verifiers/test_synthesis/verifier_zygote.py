@@ -350,12 +350,14 @@ def _barrier(job, covered_fd=None):
 def _session_start(modules, state_path, kernel):
     """Once pytest is set up, before collection: seal the changed modules (importing the target: its own
     signal handlers are installed then), then refuse new signal handlers (`signals_sealed` in guard.json;
-    verifier_kernel.seal_signal_handlers)."""
+    verifier_kernel.seal_signal_handlers) and every further set-up call of `_r2e_kernel` (`kernel_locked`)."""
     import verifier_guard
     import verifier_kernel
 
     def handlers():
         kernel["signals_sealed"] = verifier_kernel.seal_signal_handlers()
+        # The last set-up call: the test's code runs next (collection).
+        kernel["kernel_locked"] = verifier_kernel.lock()
         return kernel["signals_sealed"]
 
     verifier_guard.seal(modules, state_path, kernel, then=handlers)
