@@ -34,6 +34,38 @@ if [ ${#apt_need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${apt_need[@]}" >/dev/null
 fi
 
+# Docker next, and both base images built in the background (debootstrap, apt and pip inside the builds)
+# while pip installs the Python side below: on a fresh machine the two are several minutes each.
+# The install plan picks trixie (Python 3.13) for repos whose requires-python the bookworm image
+# (Python 3.11) does not satisfy.
+base_logs="$(mktemp -d)"
+base_pids=()
+if [ "${R2E_SKIP_DOCKER:-0}" != 1 ]; then
+  if ! docker info >/dev/null 2>&1; then
+    echo "starting dockerd"
+    as_root bash -c 'nohup dockerd >/var/log/r2e-dockerd.log 2>&1 &'
+    for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+    docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/r2e-dockerd.log" >&2; exit 1; }
+  fi
+  for suite in bookworm trixie; do
+    bash scripts/build_base_image.sh --suite "$suite" >"$base_logs/$suite.log" 2>&1 &
+    base_pids+=("$suite:$!")
+  done
+fi
+wait_base_images() {  # each build's output, in order; the first failure ends the set-up with its log
+  local entry suite
+  for entry in "${base_pids[@]}"; do
+    suite="${entry%%:*}"
+    if ! wait "${entry#*:}"; then
+      cat "$base_logs/$suite.log" >&2
+      echo "building the $suite base image failed" >&2
+      exit 1
+    fi
+    cat "$base_logs/$suite.log"
+  done
+  rm -rf "$base_logs"
+}
+
 echo "installing the repo2rlenv package (editable) and its test dependencies"
 python3 -m pip install -q -e ".[dev]" 2>&1 | grep -v -E "^WARNING: Location .* is ignored" || true
 python3 -c "import repo2rlenv, litellm, docker, libcst" >/dev/null
@@ -91,16 +123,8 @@ fi
 
 [ "${R2E_SKIP_DOCKER:-0}" = 1 ] && exit 0
 
-if ! docker info >/dev/null 2>&1; then
-  echo "starting dockerd"
-  as_root bash -c 'nohup dockerd >/var/log/r2e-dockerd.log 2>&1 &'
-  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
-  docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/r2e-dockerd.log" >&2; exit 1; }
-fi
-# Both base images: the install plan picks trixie (Python 3.13) for repos whose requires-python the
-# bookworm image (Python 3.11) does not satisfy.
-bash scripts/build_base_image.sh --suite bookworm
-bash scripts/build_base_image.sh --suite trixie
+# The base images were building meanwhile (started above); Harbor loads them into podman.
+wait_base_images
 [ "${R2E_SKIP_HARBOR:-0}" = 1 ] && exit 0
 # Real Harbor (podman backend, Python 3.12 venv) for the tests that run tasks the way users will.
 bash scripts/harbor_setup.sh

@@ -23,7 +23,10 @@ def corpus_list(tmp_path_factory) -> Path:
     (root / "not-python").mkdir()
     (root / "not-python" / "README.md").write_text("no Python package here\n")
     listing = root / "corpus.txt"
-    listing.write_text(f"not-python\n{ROOT}/examples/minicart limit=2\n{ROOT}/examples/unitconv limit=2\n")
+    # One sibling per task: these tests are about driving a corpus (budgets, reruns, a killed driver or
+    # worker), and each of them generates the whole corpus again; a sibling search is seconds per task.
+    listing.write_text(f"not-python\n{ROOT}/examples/minicart limit=2 siblings=1\n"
+                       f"{ROOT}/examples/unitconv limit=2 siblings=1\n")
     return listing
 
 

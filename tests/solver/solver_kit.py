@@ -94,7 +94,8 @@ def edit_reply(search: str, replace: str, path: str = TEST_PATH) -> str:
 # ---------------------------------------------------------------------------- minicart tasks (Docker)
 
 def ensure_dataset(cache: Path, n_tasks: int = 2) -> Path:
-    """Tasks from examples/minicart (mutation strategy, no validation), generated once per session."""
+    """Tasks from examples/minicart (mutation strategy, no validation), generated once per session (the
+    solver, eval and Harbor tests share them: each Docker generate is a minute of the suite)."""
     out = cache / f"solver-dataset-{n_tasks}"
     marker = out / ".complete"
     if marker.is_file():
