@@ -31,7 +31,8 @@ class TestSynthesisOptions(BaseModel):
     # this one stopped (the journal). The default leaves two minutes of a 20-minute slot to clone and write.
     time_budget_min: float = Field(
         18, ge=0, description="Minutes a run may spend (environment and baseline included; 0: no budget); "
-                              "what is left is deferred and a rerun continues.")
+                              "what is left is deferred (the first candidate the time left cannot afford "
+                              "ends the run) and a rerun continues.")
     # One candidate's synthesis (oracle, the whole suite on A and B, siblings, twins, validation) normally
     # takes well under a minute; one that has used this much is dropped (a rerun would spend it again).
     candidate_budget_sec: float = Field(
