@@ -13,7 +13,11 @@ For every task, graded in Docker exactly as validation grades (`validate.TaskRun
                                calls that assert nothing add to a weak file (issue 31, item 2);
   (f) B only + calls inside    the same calls moved into (c)'s killing test (tests without parameters):
                                what a rule crediting only the lines of cases that catch a change would
-                               still pay, since the calls now run inside such a case.
+                               still pay, since the calls now run inside such a case;
+  (g) empty       a file with no test at all.
+With `--gradings N` the oracle and the empty file are graded N times each (their row is the mean; a
+line after the table counts the tasks on which every grading gave 1.0 and 0.0: twins and siblings are
+drawn anew at each grading, so this is what issue 31's acceptance asks of them).
 Prints one row per submission kind (mean, min, max, how many tasks) and each task's rewards.
 A user expects a > c > d = 0 and b = 0 (the suite misses B by construction).
 """
@@ -33,7 +37,7 @@ from repo2rlenv.sandbox.docker import docker_client
 from repo2rlenv.sandbox.base import Limits
 from repo2rlenv.validate import TaskRunner, _existing_tests_text, build_task_image
 
-KINDS = ("oracle", "own tests", "B only", "no asserts", "B only + calls", "B only + calls inside")
+KINDS = ("oracle", "own tests", "B only", "no asserts", "B only + calls", "B only + calls inside", "empty")
 
 
 def _is_test(node: ast.stmt) -> bool:
@@ -94,12 +98,15 @@ def with_calls(oracle_source: str, details: dict, *, inside: bool) -> str | None
     return ast.unparse(tree) + "\n"
 
 
-def grade_task(client, task: TaskPaths, limits: Limits) -> dict[str, float | None]:
+def grade_task(client, task: TaskPaths, limits: Limits, gradings: int = 1) -> dict:
     image = build_task_image(client, task)
     runner = TaskRunner(client, task, image, limits)
     oracle_source = next(p for p in task.solution.glob("test_*.py")).read_text()
-    oracle = runner.trial(runner.solve_with_oracle)
-    out: dict[str, float | None] = {"oracle": oracle.reward}
+    oracles = [runner.trial(runner.solve_with_oracle) for _ in range(gradings)]
+    oracle = oracles[0]
+    empties = [runner.trial(runner.submit_text("")).reward for _ in range(gradings)]
+    out: dict = {"oracle": _mean([o.reward for o in oracles]), "empty": _mean(empties),
+                 "oracle gradings": [o.reward for o in oracles], "empty gradings": empties}
     own = _existing_tests_text(task)
     out["own tests"] = runner.trial(runner.submit_text(own)).reward if own else None
     cut = _b_only(oracle_source, oracle.details)
@@ -112,10 +119,16 @@ def grade_task(client, task: TaskPaths, limits: Limits) -> dict[str, float | Non
     return out
 
 
+def _mean(rewards: list[float | None]) -> float | None:
+    """None when any grading was an infrastructure failure (it is not a reward)."""
+    return None if any(r is None for r in rewards) else statistics.mean(rewards)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="+", type=Path)
     parser.add_argument("--json", type=Path, help="write every task's rewards here")
+    parser.add_argument("--gradings", type=int, default=1, help="grade the oracle and the empty file this often")
     args = parser.parse_args(argv)
     client = docker_client()
     limits = Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024)
@@ -123,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     for root in args.datasets:
         dataset = DatasetPaths(root)
         for task_id in dataset.task_ids():
-            rows[task_id] = grade_task(client, dataset.task(task_id), limits)
+            rows[task_id] = grade_task(client, dataset.task(task_id), limits, args.gradings)
             print(task_id, json.dumps(rows[task_id]), flush=True)
     print("\n| submission | mean | min | max | tasks |\n|---|---|---|---|---|")
     for kind in KINDS:
@@ -132,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {kind} | {statistics.mean(got):.3f} | {min(got):.3f} | {max(got):.3f} | {len(got)} |")
         else:
             print(f"| {kind} | – | – | – | 0 |")
+    whole = sum(r["oracle gradings"] == [1.0] * args.gradings for r in rows.values())
+    none = sum(r["empty gradings"] == [0.0] * args.gradings for r in rows.values())
+    print(f"\noracle 1.0 in all {args.gradings} gradings on {whole} of {len(rows)} tasks; "
+          f"empty 0.0 in all {args.gradings} on {none} of {len(rows)}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0

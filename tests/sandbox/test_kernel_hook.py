@@ -171,37 +171,52 @@ def test_frame_argument_reads_a_frames_slots_as_they_are_now_and_answers_only_th
     assert "answers only the hook" in got["outside"]
 
 
-def test_after_lock_no_set_up_call_is_taken(built, tmp_path):
+def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     # Red team round 18: a run's test reaches the module, and map_library would dlopen a file it wrote (mapped
-    # and relocated, no audit event). The verifier locks it once the session is set up.
+    # and relocated, no audit event). The verifier locks it once the session is set up, and the lock is an
+    # allowlist: every function of the module it does not name is refused, whatever its arguments (each is
+    # called here with none, then with one, then with plausible ones), a function added later included.
     lib = tmp_path / "written.so"
     lib.write_bytes(b"not an ELF")
     got = _run(built, f"""
         k.audit_hook(lambda e, a, f: None, ("r2e.watched",), ())
+        early = k.map_library  # a function object taken before the lock is refused as well
         k.lock()
         k.lock()
-        calls = {{"map_library": lambda: k.map_library({str(lib)!r}, 2), "create_ruleset": lambda: k.create_ruleset(None, 1),
-                 "add_rule": lambda: k.add_rule(0, 1, b"x"), "restrict_self": lambda: k.restrict_self(0),
-                 "no_new_privs": k.no_new_privs, "seccomp": lambda: k.seccomp(b"12345678"),
-                 "set_pdeathsig": lambda: k.set_pdeathsig(9), "set_dumpable": lambda: k.set_dumpable(True),
-                 "audit_hook": lambda: k.audit_hook(lambda e, a, f: None, ("x",), ()),
-                 "record_lines": lambda: k.record_lines({{}}, set())}}
+        plausible = {{"map_library": ({str(lib)!r}, 2), "create_ruleset": (None, 1), "add_rule": (0, 1, b"x"),
+                     "restrict_self": (0,), "seccomp": (b"12345678",), "set_pdeathsig": (9,), "set_dumpable": (True,),
+                     "audit_hook": (lambda e, a, f: None, ("x",), ()), "record_lines": ({{}}, set())}}
+        kept = {{"arm", "settrace", "trace_here", "frame_argument", "lock"}}
         refused = {{}}
-        for name, call in calls.items():
-            try:
-                call()
-                refused[name] = "taken"
-            except PermissionError as exc:
-                refused[name] = str(exc)
+        for name in dir(k):
+            call = getattr(k, name)
+            if name.startswith("_") or not callable(call) or name in kept:
+                continue
+            why = set()
+            for args in ((), (None,), plausible.get(name, ())):
+                try:
+                    call(*args)
+                    why.add("taken")
+                except PermissionError as exc:
+                    why.add(str(exc))
+                except TypeError as exc:  # CPython counted the arguments before calling
+                    pass
+            refused[name] = sorted(why)
+        try:
+            early({str(lib)!r}, 2)
+            refused["early map_library"] = ["taken"]
+        except PermissionError as exc:
+            refused["early map_library"] = [str(exc)]
         k.arm()  # these only restrict, or only start the verifier's recorder: still taken
         k.settrace(None)
         k.trace_here()
         print(json.dumps({{"refused": refused}}))
     """)
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
-                                   "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines"}
+                                   "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
+                                   "early map_library"}
     for name, why in got["refused"].items():
-        assert why == f"repo2rlenv verifier: _r2e_kernel.{name} refused (the run's set-up is over)", name
+        assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name
 
 
 def test_no_tracer_sees_decides_frames(built):

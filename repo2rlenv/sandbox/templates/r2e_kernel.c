@@ -44,22 +44,23 @@
 #define R2E_LANDLOCK_ADD_RULE 445
 #define R2E_LANDLOCK_RESTRICT_SELF 446
 
-/* Set by lock(): the verifier's set-up is over and the submission is about to run. From then on every call
- * that sets the process up (Landlock, seccomp, prctl, dlopen, the hook's and the recorder's installation)
- * is refused: a run's test reaches this module (`sys.settrace.__self__`, or an import), and `dlopen` of a
- * file the test wrote would map and relocate it with no audit event (red team round 18). What stays
- * callable after it: arm and settrace (they only restrict), trace_here (it only starts the recorder, the
- * verifier's, in a new thread), and frame_argument, which answers only the hook (hook_busy). */
-static int locked;
+/* lock() turns every call of `methods` not named in `after_lock` into `refused` (an allowlist: a call added
+ * later is refused once the run's set-up is over unless it is named here). The verifier locks the module once
+ * a run's session is set up: a run's test reaches it (`sys.settrace.__self__`, or an import), and `dlopen` of
+ * a file the test wrote would map and relocate it with no audit event (red team round 18). What stays
+ * callable: arm and settrace (they only restrict), trace_here (it only starts the recorder, the verifier's,
+ * in a new thread), frame_argument (it answers only the hook: hook_busy) and lock itself. */
+static const char *const after_lock[] = {"arm", "settrace", "trace_here", "frame_argument", "lock", NULL};
 
-static int
-refused_after_lock(const char *call)
+/* What a refused call becomes: CPython reads a builtin function's C pointer from its method table at each
+ * call (METH_VARARGS, METH_NOARGS and METH_O alike), so every function object of the module, made before or
+ * after the lock, calls this. Its arguments are never looked at. */
+static PyObject *
+refused(PyObject *self, PyObject *unused)
 {
-    if (!locked)
-        return 0;
-    PyErr_Format(PyExc_PermissionError, "repo2rlenv verifier: _r2e_kernel.%s refused (the run's set-up is over)",
-                 call);
-    return 1;
+    PyErr_SetString(PyExc_PermissionError,
+                    "repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over");
+    return NULL;
 }
 
 static PyObject *
@@ -82,8 +83,6 @@ failed(const char *what)
 static PyObject *
 create_ruleset(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("create_ruleset"))
-        return NULL;
     Py_buffer attr = {0};
     int has_attr = 0;
     PyObject *obj;
@@ -108,8 +107,6 @@ create_ruleset(PyObject *self, PyObject *args)
 static PyObject *
 add_rule(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("add_rule"))
-        return NULL;
     int ruleset, rule_type;
     Py_buffer attr;
     if (!PyArg_ParseTuple(args, "iiy*", &ruleset, &rule_type, &attr))
@@ -125,8 +122,6 @@ add_rule(PyObject *self, PyObject *args)
 static PyObject *
 restrict_self(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("restrict_self"))
-        return NULL;
     int ruleset;
     if (!PyArg_ParseTuple(args, "i", &ruleset))
         return NULL;
@@ -138,8 +133,6 @@ restrict_self(PyObject *self, PyObject *args)
 static PyObject *
 no_new_privs(PyObject *self, PyObject *unused)
 {
-    if (refused_after_lock("no_new_privs"))
-        return NULL;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return failed("PR_SET_NO_NEW_PRIVS failed");
     Py_RETURN_NONE;
@@ -149,8 +142,6 @@ no_new_privs(PyObject *self, PyObject *unused)
 static PyObject *
 install_seccomp(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("seccomp"))
-        return NULL;
     Py_buffer prog;
     if (!PyArg_ParseTuple(args, "y*", &prog))
         return NULL;
@@ -173,8 +164,6 @@ install_seccomp(PyObject *self, PyObject *args)
 static PyObject *
 set_pdeathsig(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("set_pdeathsig"))
-        return NULL;
     int sig;
     if (!PyArg_ParseTuple(args, "i", &sig))
         return NULL;
@@ -188,8 +177,6 @@ set_pdeathsig(PyObject *self, PyObject *args)
 static PyObject *
 set_dumpable(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("set_dumpable"))
-        return NULL;
     int flag;
     if (!PyArg_ParseTuple(args, "p", &flag))
         return NULL;
@@ -202,8 +189,6 @@ set_dumpable(PyObject *self, PyObject *args)
 static PyObject *
 map_library(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("map_library"))
-        return NULL;
     PyObject *path;
     int flags;
     if (!PyArg_ParseTuple(args, "O&i", PyUnicode_FSConverter, &path, &flags))
@@ -492,8 +477,6 @@ watch_collections(void)
 static PyObject *
 audit_hook(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("audit_hook"))
-        return NULL;
     PyObject *decide, *events, *prefixes;
     if (!PyArg_ParseTuple(args, "OOO", &decide, &events, &prefixes))
         return NULL;
@@ -575,8 +558,6 @@ frame_argument(PyObject *self, PyObject *args)
 static PyObject *
 record_lines(PyObject *self, PyObject *args)
 {
-    if (refused_after_lock("record_lines"))
-        return NULL;
     PyObject *own, *lines;
     if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &own, &PySet_Type, &lines))
         return NULL;
@@ -617,14 +598,7 @@ settrace(PyObject *self, PyObject *tracer)
     Py_RETURN_NONE;
 }
 
-/* lock() -> None: the set-up is over (the verifier calls it once the session is set up, before collection):
- * see `locked`. It only restricts; calling it again changes nothing. */
-static PyObject *
-lock(PyObject *self, PyObject *unused)
-{
-    locked = 1;
-    Py_RETURN_NONE;
-}
+static PyObject *lock(PyObject *self, PyObject *unused);
 
 static PyMethodDef methods[] = {
     {"create_ruleset", create_ruleset, METH_VARARGS, "landlock_create_ruleset(attr, flags) -> int"},
@@ -645,6 +619,21 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* lock() -> None: the set-up is over (the verifier calls it once the session is set up, before collection):
+ * every call not in `after_lock` is refused from now on. It only restricts; calling it again changes nothing. */
+static PyObject *
+lock(PyObject *self, PyObject *unused)
+{
+    for (PyMethodDef *def = methods; def->ml_name != NULL; def++) {
+        int kept = 0;
+        for (const char *const *name = after_lock; *name != NULL; name++)
+            kept |= strcmp(def->ml_name, *name) == 0;
+        if (!kept)
+            def->ml_meth = refused;
+    }
+    Py_RETURN_NONE;
+}
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_r2e_kernel",
     "The kernel calls a graded run confines itself with, and its audit hook (repo2rlenv); none can widen "
@@ -660,7 +649,8 @@ PyInit__r2e_kernel(void)
      * verifier_guard.native_hook expects it; a verifier finding another number (an image built from an older
      * or newer source) uses Python's own hook and recorder. 4: the C line recorder, and sys.settrace only its
      * own (3 was an earlier form of the same, with a tracer rule this module no longer has). 5: lock(), and
-     * frame_argument answering only the hook. */
+     * frame_argument answering only the hook. (lock() became an allowlist of the calls it keeps
+     * later: the same calls refused, so the same number.) */
     if (m != NULL && (PyModule_AddStringConstant(m, "name", "r2e_kernel") < 0 ||
                       PyModule_AddIntConstant(m, "HOOK_API", 5) < 0)) {
         Py_DECREF(m);

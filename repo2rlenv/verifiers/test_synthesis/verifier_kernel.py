@@ -318,8 +318,9 @@ def seal_signal_handlers():
 
 
 def lock():
-    """From now on `_r2e_kernel` refuses every set-up call (dlopen, Landlock, seccomp, prctl, the hook's and
-    the recorder's installation) and `frame_argument` answers only the hook: the test reaches the module
+    """From now on `_r2e_kernel` refuses every call but the few its lock names (arm, settrace, trace_here,
+    frame_argument, which answers only the hook, and lock): dlopen, Landlock, seccomp, prctl, the hook's and
+    the recorder's installation, and any call added later: the test reaches the module
     (`sys.settrace.__self__` in a run), and a `dlopen` of a file it wrote would map and relocate it with no
     audit event. True when it holds (False: the ctypes door, which the Python fallback's residuals cover)."""
     door = calls()
