@@ -248,6 +248,25 @@ SEQ_LIB = {
         class Box(_Base):
             def __init__(self, items):
                 self.items = list(items)
+
+
+        class _Tally:
+            def __init__(self):
+                self.total = 0
+
+            def feed(self, x):
+                self.total += self._weight(x)
+
+            def _weight(self, x):
+                return x * 3 if x > 3 else x
+
+
+        def tally(items):
+            handler = _Tally()
+            sink = handler.feed  # a callback, as a parser's handler is registered
+            for x in items:
+                sink(x)
+            return handler.total
     ''',
     "tests/__init__.py": "",
     "tests/helpers.py": '''
@@ -268,6 +287,10 @@ SEQ_LIB = {
 
         def test_window():
             assert window_sums([1, 2, 3, 4], 2) == [3, 5, 7]
+
+
+        def test_tally():
+            assert ls.tally([1, 3, 5]) == 19
 
 
         def test_apply():

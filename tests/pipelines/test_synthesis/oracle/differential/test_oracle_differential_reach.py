@@ -34,6 +34,17 @@ def test_a_private_helper_is_tested_through_its_public_caller(synthesize, separa
     assert " _sums(" not in source and "import _sums" not in source
 
 
+def test_a_method_of_an_object_the_library_builds_itself_is_tested_through_the_function_that_builds_it(
+        synthesize, separates):
+    # A parser's handler: a private class made inside a public function, its method registered as a callback
+    # (xmltodict's _DictSAXHandler, built by parse): no test makes the object, so parse is what a test calls.
+    result, pair = synthesize("x * 3 if x > 3 else x", "x * 3 if x >= 3 else x", "_Tally._weight", "test_tally")
+    separates(result, pair, TEST_PATH)
+    assert result.diagnosis.entries == ["lib.seq:tally"]
+    assert "from lib.seq import tally\n" in result.test_source
+    assert "_Tally(" not in result.test_source and "._weight(" not in result.test_source
+
+
 def test_a_stateful_object_is_rebuilt_with_the_test_suites_helper_and_driven_as_the_test_did(synthesize, separates):
     result, pair = synthesize("self.clock.now - self._start[key] >= self.limit", "self.clock.now - self._start[key] > self.limit",
                               "Meter.expired", "test_meter")

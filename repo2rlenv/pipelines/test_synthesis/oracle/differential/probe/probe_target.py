@@ -289,8 +289,10 @@ def _classes(package):
 def public_callers(module, qualname):
     """Public functions and methods whose code names the target, found through private helpers too.
 
-    Methods of the target's own class count only for a method target; "names" means the code reads the
-    name (``_helper(...)`` or ``self._step(...)``), which is how Python code reaches a private helper.
+    For a method target, methods of its own class (and its bases and subclasses) count, and any other code
+    only when it also names the class (it builds the object: a handler made inside a public function);
+    "names" means the code reads the name (``_helper(...)`` or ``self._step(...)``), which is how Python
+    code reaches a private helper.
     Returns [(module, qualname)] nearest first, at most MAX_CALLERS.
     """
     package = module.split(".")[0]
@@ -305,7 +307,11 @@ def public_callers(module, qualname):
                 if (cmod, cqual) in seen or name not in code_names(func.__code__):
                     continue
                 cowner = cqual.rsplit(".", 1)[0] if "." in cqual else None
-                if owner is not None and (cowner is None or not _related(cmod, cowner, mod, owner)):
+                if owner is not None and (cowner is None or not _related(cmod, cowner, mod, owner)) \
+                        and owner.rsplit(".", 1)[-1] not in code_names(func.__code__):
+                    # Another class's method, or a function: it reaches this method only on an object it
+                    # makes itself (it names the class too), e.g. a parser's handler built inside the public
+                    # function and its method registered as a callback (xmltodict's parse).
                     continue
                 seen.add((cmod, cqual))
                 nxt.append((cmod, cqual))
