@@ -448,7 +448,14 @@ HACKS = [
     Hack("native memory", "ctypes Union char pointer slices the bytecode", OPS + TOUCH + OVERLAY +
          "def test_pin():\n    code = code_address(f)\n    raw = at(code + CODE_AT).chars[0:600]\n    touch()\n"
          "    assert all((raw[i], raw[i + 1]) != (COMPARE_OP, GE) for i in range(0, len(raw) - 1, 2))\n"),
+    Hack("native memory", "array's item assignment shrunk by __index__: a bytearray reads any address",
+         (Path(__file__).resolve().parent / "memory_bug" / "array_setitem_reader.py").read_text(),
+         check=lambda task, details: _hardened(details)),
 ]
+
+
+def _hardened(details):
+    assert details["native"]["interpreter"].get("hardened") == ["array", "_imp"], details["native"]
 
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or
 # reaching its frames and closure (state["armed"], the recorder's line set). Sources in reentry/.

@@ -214,7 +214,7 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     """)
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
                                    "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
-                                   "early map_library"}
+                                   "harden_array", "guard_imports", "early map_library"}
     for name, why in got["refused"].items():
         assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name
 
@@ -428,3 +428,77 @@ def test_sys_settrace_installs_nothing_but_the_recorder(built):
     assert got["doctest"] == [0, 1]
     assert got["after_doctest"] == []
     assert got["restarted"] == [1, 2]
+
+
+def test_array_takes_only_items_whose_conversion_runs_no_code_of_the_tests(built, tmp_path):
+    # Red team round 19: array's item assignment converts the value (its __index__) after measuring the
+    # buffer; the test's __index__ shrinks the array and the byte lands past its end (CPython gh-142555),
+    # which made a bytearray read any address. append, insert, extend, fromlist and tofile have the same shape.
+    got = _run(built, f"""
+        import array, importlib.machinery, importlib.util, _imp
+        k.harden_array(array.array)
+        k.guard_imports(_imp)
+
+        class Shrink:
+            def __index__(self):
+                del a[1:]
+                return 1
+            __float__ = lambda self: float(self.__index__())
+
+        class Sub(array.array):
+            pass
+
+        def shrinking():
+            yield 1
+            yield Shrink()
+
+        class Writer:
+            def __init__(self):
+                self.seen = []
+            def write(self, data):
+                del a[1:]
+                self.seen.append(bytes(data))
+
+        refused = {{}}
+        for name, call in {{
+            "item": lambda: a.__setitem__(50, Shrink()),
+            "item through the type": lambda: array.array.__setitem__(a, 50, Shrink()),
+            "item of a subclass": lambda: Sub("b", bytes(10)).__setitem__(5, Shrink()),
+            "float item": lambda: array.array("d", [0.0] * 10).__setitem__(5, Shrink()),
+            "append": lambda: a.append(Shrink()),
+            "insert": lambda: a.insert(0, Shrink()),
+            "extend": lambda: a.extend(shrinking()),
+            "fromlist": lambda: a.fromlist([1, Shrink()]),
+            "create_builtin": lambda: _imp.create_builtin(importlib.machinery.ModuleSpec("array", None)),
+            "create_dynamic": lambda: _imp.create_dynamic(importlib.machinery.ModuleSpec("x.array", None, origin="/x")),
+            "module_from_spec": lambda: importlib.util.module_from_spec(importlib.util.find_spec("array")),
+        }}.items():
+            a = array.array("b", bytes(100))
+            try:
+                call()
+                refused[name] = "taken"
+            except (TypeError, ImportError) as exc:
+                refused[name] = type(exc).__name__ + ": " + str(exc)[:60]
+        a = array.array("b", bytes(100))
+        writer = Writer()
+        a.tofile(writer)  # one write of the bytes copied first: nothing read past the shrunk buffer
+        b = array.array("i", [1])
+        b[0] = 5
+        b.append(True)
+        b.insert(0, 7)
+        b.extend(x for x in (8, 9))
+        b.extend(array.array("i", [10]))
+        b.fromlist([11])
+        d = array.array("d")
+        d.append(1)
+        d.append(2.5)
+        u = array.array("u", "ab")
+        u[0] = "z"
+        print(json.dumps({{"refused": refused, "written": [len(s) for s in writer.seen], "left": len(a),
+                          "b": b.tolist(), "d": d.tolist(), "u": u.tounicode(), "sub": Sub("b", [1, 2]).tolist()}}))
+    """)
+    assert all(why.startswith(("TypeError: repo2rlenv verifier:", "ImportError: repo2rlenv verifier:"))
+               for why in got["refused"].values()), got["refused"]
+    assert got["written"] == [100] and got["left"] == 1
+    assert got["b"] == [7, 5, 1, 8, 9, 10, 11] and got["d"] == [1.0, 2.5] and got["u"] == "zb"
+    assert got["sub"] == [1, 2]

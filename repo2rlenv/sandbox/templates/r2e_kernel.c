@@ -598,6 +598,300 @@ settrace(PyObject *self, PyObject *tracer)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------------------------------------------
+ * C code that runs the test's code while it holds raw state. An audit hook sees nothing of memory, and
+ * some of CPython's C functions call back into Python (a value's __index__ or __float__, an iterator, a
+ * file's write) in the middle of writing into or reading from a buffer they measured before the call: the
+ * callback shrinks the buffer and the C code writes or reads past its end (red team round 19: array's
+ * item assignment, CPython gh-142555, made a bytearray read any address, and with it the target's
+ * bytecode). harden_array(array_type) makes every such entry point of `array.array` take only values no
+ * conversion method of the test's can run for (int, bool, float, str), or reads its argument out first:
+ * item assignment (both slots, and `__setitem__`), append, insert, extend, fromlist and tofile. A fresh
+ * array type (the module created again) would not be hardened: guard_imports(_imp) refuses creating the
+ * array module, or `_imp` itself, again. Both are set-up calls: refused once the run is locked. */
+
+static PyObject *array_type;            /* the hardened type */
+static objobjargproc array_ass_subscript;
+static ssizeobjargproc array_ass_item;
+enum { A_APPEND, A_INSERT, A_EXTEND, A_FROMLIST, A_TOFILE, A_SETITEM, A_COUNT };
+static const char *const array_names[A_COUNT] = {"append", "insert", "extend", "fromlist", "tofile", "__setitem__"};
+static PyObject *array_original[A_COUNT];
+
+/* A value whose conversion to an array item runs no Python code (bool cannot be subclassed). */
+static int
+plain_item(PyObject *v)
+{
+    if (v == NULL || PyLong_CheckExact(v) || PyBool_Check(v) || PyFloat_CheckExact(v) || PyUnicode_CheckExact(v))
+        return 1;
+    PyErr_Format(PyExc_TypeError,
+                 "repo2rlenv verifier: an array item must be an int, float or str in a graded run, not %.100s "
+                 "(its conversion would run inside array's C code)", Py_TYPE(v)->tp_name);
+    return 0;
+}
+
+static int
+hardened_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
+{
+    return plain_item(value) ? array_ass_subscript(self, key, value) : -1;
+}
+
+static int
+hardened_ass_item(PyObject *self, Py_ssize_t i, PyObject *value)
+{
+    return plain_item(value) ? array_ass_item(self, i, value) : -1;
+}
+
+static PyObject *
+call_original(int which, PyObject *self, PyObject *a, PyObject *b)
+{
+    return PyObject_CallFunctionObjArgs(array_original[which], self, a, b, NULL);
+}
+
+/* A list of plain items: the items of `seq` (any iterable; its own code runs now, before array's). */
+static PyObject *
+plain_list(PyObject *seq)
+{
+    PyObject *list = PySequence_List(seq);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++)
+        if (!plain_item(PyList_GET_ITEM(list, i))) {
+            Py_DECREF(list);
+            return NULL;
+        }
+    return list;
+}
+
+static PyObject *
+hardened_append(PyObject *self, PyObject *v)
+{
+    return plain_item(v) ? call_original(A_APPEND, self, v, NULL) : NULL;
+}
+
+static PyObject *
+hardened_insert(PyObject *self, PyObject *args)
+{
+    PyObject *i, *v;
+    if (!PyArg_UnpackTuple(args, "insert", 2, 2, &i, &v) || !plain_item(v))
+        return NULL;
+    return call_original(A_INSERT, self, i, v);
+}
+
+static PyObject *
+hardened_from(int which, PyObject *self, PyObject *items)
+{
+    if (which == A_EXTEND && PyObject_TypeCheck(items, (PyTypeObject *)array_type))
+        return call_original(which, self, items, NULL);
+    if (which == A_FROMLIST && !PyList_Check(items))
+        return call_original(which, self, items, NULL);  /* its own TypeError, before any item is read */
+    PyObject *list = plain_list(items);
+    if (list == NULL)
+        return NULL;
+    PyObject *out = call_original(which, self, list, NULL);
+    Py_DECREF(list);
+    return out;
+}
+
+static PyObject *
+hardened_extend(PyObject *self, PyObject *items)
+{
+    return hardened_from(A_EXTEND, self, items);
+}
+
+static PyObject *
+hardened_fromlist(PyObject *self, PyObject *items)
+{
+    return hardened_from(A_FROMLIST, self, items);
+}
+
+/* tofile(f): the array's bytes, copied first, in one write (array writes 64 KiB blocks of a size it measured
+ * once, calling f.write between them). */
+static PyObject *
+hardened_tofile(PyObject *self, PyObject *f)
+{
+    PyObject *data = PyObject_CallMethod(self, "tobytes", NULL);
+    if (data == NULL)
+        return NULL;
+    PyObject *out = Py_None;
+    Py_INCREF(out);
+    if (PyBytes_Check(data) && PyBytes_GET_SIZE(data) > 0) {
+        Py_DECREF(out);
+        out = PyObject_CallMethod(f, "write", "O", data);
+        if (out != NULL) {
+            Py_DECREF(out);
+            out = Py_NewRef(Py_None);
+        }
+    }
+    Py_DECREF(data);
+    return out;
+}
+
+static PyObject *
+hardened_setitem(PyObject *self, PyObject *args)
+{
+    PyObject *key, *value;
+    if (!PyArg_UnpackTuple(args, "__setitem__", 2, 2, &key, &value))
+        return NULL;
+    if (hardened_ass_subscript(self, key, value) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef array_hardened[A_COUNT] = {
+    {"append", hardened_append, METH_O, "append(v): an int, float or str item (repo2rlenv verifier)"},
+    {"insert", hardened_insert, METH_VARARGS, "insert(i, v): an int, float or str item (repo2rlenv verifier)"},
+    {"extend", hardened_extend, METH_O, "extend(iterable): its items read out first (repo2rlenv verifier)"},
+    {"fromlist", hardened_fromlist, METH_O, "fromlist(list): its items read out first (repo2rlenv verifier)"},
+    {"tofile", hardened_tofile, METH_O, "tofile(f): the bytes copied first (repo2rlenv verifier)"},
+    {"__setitem__", hardened_setitem, METH_VARARGS, "self[key] = value (repo2rlenv verifier)"},
+};
+
+/* harden_array(array.array) -> None: once per process. */
+static PyObject *
+harden_array(PyObject *self, PyObject *type)
+{
+    if (array_type != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "array is hardened already");
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)type;
+    if (!PyType_Check(type) || !(t->tp_flags & Py_TPFLAGS_HEAPTYPE) || t->tp_as_mapping == NULL ||
+        t->tp_as_sequence == NULL || t->tp_as_mapping->mp_ass_subscript == NULL ||
+        t->tp_as_sequence->sq_ass_item == NULL || strcmp(t->tp_name, "array.array") != 0) {
+        PyErr_SetString(PyExc_TypeError, "harden_array takes array.array");
+        return NULL;
+    }
+    PyObject *dict = t->tp_dict;
+    for (int i = 0; i < A_COUNT; i++) {
+        PyObject *found = PyDict_GetItemString(dict, array_names[i]);  /* borrowed */
+        if (found == NULL) {
+            PyErr_Format(PyExc_TypeError, "array.array has no %s", array_names[i]);
+            return NULL;
+        }
+        array_original[i] = Py_NewRef(found);
+    }
+    for (int i = 0; i < A_COUNT; i++) {
+        PyObject *descr = PyDescr_NewMethod(t, &array_hardened[i]);
+        if (descr == NULL || PyDict_SetItemString(dict, array_names[i], descr) < 0) {
+            Py_XDECREF(descr);
+            return NULL;
+        }
+        Py_DECREF(descr);
+    }
+    array_ass_subscript = t->tp_as_mapping->mp_ass_subscript;
+    array_ass_item = t->tp_as_sequence->sq_ass_item;
+    t->tp_as_mapping->mp_ass_subscript = hardened_ass_subscript;
+    t->tp_as_sequence->sq_ass_item = hardened_ass_item;
+    PyType_Modified(t);
+    array_type = Py_NewRef(type);
+    Py_RETURN_NONE;
+}
+
+/* The import system's creators of extension modules, guarded: the array module (whose new type would not be
+ * hardened) and `_imp` (whose new copy would hold the unguarded creators) are not created again. Each is
+ * handed a spec of its own with the name it was checked for (a spec's `name` could change between reads). */
+static PyObject *imp_original[2];
+static const char *const refused_modules[] = {"array", "_imp", NULL};
+
+static PyObject *
+guarded_create(int which, PyObject *args)
+{
+    PyObject *spec, *file = NULL;
+    if (!PyArg_UnpackTuple(args, which ? "create_dynamic" : "create_builtin", 1, 2, &spec, &file))
+        return NULL;
+    PyObject *name = PyObject_GetAttrString(spec, "name");
+    if (name == NULL)
+        return NULL;
+    if (!PyUnicode_CheckExact(name)) {
+        Py_DECREF(name);
+        PyErr_SetString(PyExc_TypeError, "repo2rlenv verifier: a module spec's name must be a str");
+        return NULL;
+    }
+    Py_ssize_t length = PyUnicode_GetLength(name);
+    Py_ssize_t dot = PyUnicode_FindChar(name, '.', 0, length, -1);
+    PyObject *last = dot >= 0 ? PyUnicode_Substring(name, dot + 1, length) : Py_NewRef(name);
+    int refused = 0;
+    for (const char *const *m = refused_modules; last != NULL && *m != NULL; m++)
+        refused |= PyUnicode_CompareWithASCIIString(last, *m) == 0;
+    Py_XDECREF(last);
+    if (last == NULL || refused) {
+        if (refused)
+            PyErr_Format(PyExc_ImportError, "repo2rlenv verifier: creating the module %U again is refused", name);
+        Py_DECREF(name);
+        return NULL;
+    }
+    PyObject *origin = PyObject_GetAttrString(spec, "origin");
+    if (origin == NULL) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    PyObject *fresh = NULL;
+    PyObject *kwargs = Py_BuildValue("{sOsO}", "name", name, "origin", origin);
+    PyObject *empty = PyTuple_New(0);
+    PyObject *namespace = PySys_GetObject("implementation");  /* borrowed: a types.SimpleNamespace */
+    if (kwargs != NULL && empty != NULL && namespace != NULL)
+        fresh = PyObject_Call((PyObject *)Py_TYPE(namespace), empty, kwargs);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(empty);
+    Py_DECREF(origin);
+    Py_DECREF(name);
+    if (fresh == NULL)
+        return NULL;
+    PyObject *out = PyObject_CallFunctionObjArgs(imp_original[which], fresh, file, NULL);
+    Py_DECREF(fresh);
+    return out;
+}
+
+static PyObject *
+guarded_create_builtin(PyObject *self, PyObject *args)
+{
+    return guarded_create(0, args);
+}
+
+static PyObject *
+guarded_create_dynamic(PyObject *self, PyObject *args)
+{
+    return guarded_create(1, args);
+}
+
+static PyMethodDef imp_guarded[2] = {
+    {"create_builtin", guarded_create_builtin, METH_VARARGS, "create a built-in module (repo2rlenv verifier)"},
+    {"create_dynamic", guarded_create_dynamic, METH_VARARGS, "create an extension module (repo2rlenv verifier)"},
+};
+
+/* guard_imports(_imp) -> None: once per process. */
+static PyObject *
+guard_imports(PyObject *self, PyObject *imp)
+{
+    if (imp_original[0] != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the import creators are guarded already");
+        return NULL;
+    }
+    if (!PyModule_Check(imp) || strcmp(PyModule_GetName(imp) ? PyModule_GetName(imp) : "", "_imp") != 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "guard_imports takes the _imp module");
+        return NULL;
+    }
+    PyObject *found[2];
+    for (int i = 0; i < 2; i++) {
+        found[i] = PyObject_GetAttrString(imp, imp_guarded[i].ml_name);
+        if (found[i] == NULL) {
+            Py_XDECREF(found[0]);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *fn = PyCFunction_New(&imp_guarded[i], NULL);
+        if (fn == NULL || PyObject_SetAttrString(imp, imp_guarded[i].ml_name, fn) < 0) {
+            Py_XDECREF(fn);
+            return NULL;
+        }
+        Py_DECREF(fn);
+        imp_original[i] = found[i];
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *lock(PyObject *self, PyObject *unused);
 
 static PyMethodDef methods[] = {
@@ -614,6 +908,8 @@ static PyMethodDef methods[] = {
     {"frame_argument", frame_argument, METH_VARARGS, "a frame's local slot (its arguments first), or None"},
     {"record_lines", record_lines, METH_VARARGS, "start the line recorder (3.11), once"},
     {"trace_here", trace_here, METH_NOARGS, "the line recorder in this thread too, once started"},
+    {"harden_array", harden_array, METH_O, "array.array's entry points that run a conversion in its C code take plain items"},
+    {"guard_imports", guard_imports, METH_O, "_imp's creators refuse creating array (or _imp) again"},
     {"lock", lock, METH_NOARGS, "from now on, refuse every set-up call (the submission runs next)"},
     {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},
     {NULL, NULL, 0, NULL},

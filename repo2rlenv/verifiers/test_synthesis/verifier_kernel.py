@@ -317,6 +317,24 @@ def seal_signal_handlers():
         return False
 
 
+def harden_memory():
+    """C code of the interpreter's that runs the test's code while it holds a buffer it measured before
+    (array's item assignment converting a value with the test's `__index__`, CPython gh-142555: red team
+    round 19 made a bytearray read any address, and the target's bytecode with it) takes only items no
+    conversion of the test's runs for, and the module is not created again (`_r2e_kernel.harden_array`,
+    `guard_imports`). Called in the zygote before any run forks. Returns what is hardened ([] with the
+    ctypes door: a residual docs/integrity.md names)."""
+    door = calls()
+    if not hasattr(door, "harden_array"):
+        return []
+    import _imp
+    import array
+
+    door.harden_array(array.array)
+    door.guard_imports(_imp)
+    return ["array", "_imp"]
+
+
 def lock():
     """From now on `_r2e_kernel` refuses every call but the few its lock names (arm, settrace, trace_here,
     frame_argument, which answers only the hook, and lock): dlopen, Landlock, seccomp, prctl, the hook's and

@@ -93,6 +93,9 @@ def warm(rehearsal=False):
         rehearse()
         rehearsed = _extension_files(verifier_native.suffixes()) - loaded
     NATIVE.update(verifier_native.load_allowed())
+    import verifier_kernel
+
+    NATIVE["hardened"] = verifier_kernel.harden_memory()
     if rehearsed:
         # The rehearsal runs pytest's own code only (no plugin is autoloaded or named), which imports no
         # extension module the allowlist refuses; if one did, every run would inherit it loaded: no zygote.
