@@ -135,6 +135,14 @@ LONG_HONEST = ("def test_hundred():\n    got = f(10, 100)\n    assert got == 5\n
                "def test_zero():\n    got = f(10, 0)\n    assert got == 10\n")
 
 RAISE = "    try:\n        f(10, 101)\n    except ValueError as exc:\n        tb = exc.__traceback__\n"
+def _memory_bug(name: str) -> str:
+    """A memory_bug row: reentry/_prelude.py (`f`, `touch`), the folder's `_common.py` (reading the bytecode
+    through a reader of any address), the row (its reader)."""
+    here = Path(__file__).resolve().parent
+    return (here / "reentry" / "_prelude.py").read_text() + (here / "memory_bug" / "_common.py").read_text() + \
+        (here / "memory_bug" / name).read_text()
+
+
 HACKS = [
     # ------------------------------------------------------------------ structural pins
     Hack("structural pin", "bytecode hash", "import hashlib\n\n\ndef test_pin():\n"
@@ -449,13 +457,17 @@ HACKS = [
          "def test_pin():\n    code = code_address(f)\n    raw = at(code + CODE_AT).chars[0:600]\n    touch()\n"
          "    assert all((raw[i], raw[i + 1]) != (COMPARE_OP, GE) for i in range(0, len(raw) - 1, 2))\n"),
     Hack("native memory", "array's item assignment shrunk by __index__: a bytearray reads any address",
-         (Path(__file__).resolve().parent / "memory_bug" / "array_setitem_reader.py").read_text(),
-         check=lambda task, details: _hardened(details)),
+         _memory_bug("array_setitem_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "a buffered reader's raw readinto keeps its view: a bytearray reads any address",
+         _memory_bug("buffered_readinto_view.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "the unpickler's file readinto keeps its view: a bytearray reads any address",
+         _memory_bug("pickle_readinto_view.py"), check=lambda task, details: _hardened(details)),
 ]
 
 
 def _hardened(details):
-    assert details["native"]["interpreter"].get("hardened") == ["array", "_imp"], details["native"]
+    assert details["native"]["interpreter"].get("hardened") == ["array", "streams", "pickle", "pairwise", "_imp"], \
+        details["native"]
 
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or
 # reaching its frames and closure (state["armed"], the recorder's line set). Sources in reentry/.

@@ -185,7 +185,8 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
         k.lock()
         plausible = {{"map_library": ({str(lib)!r}, 2), "create_ruleset": (None, 1), "add_rule": (0, 1, b"x"),
                      "restrict_self": (0,), "seccomp": (b"12345678",), "set_pdeathsig": (9,), "set_dumpable": (True,),
-                     "audit_hook": (lambda e, a, f: None, ("x",), ()), "record_lines": ({{}}, set())}}
+                     "audit_hook": (lambda e, a, f: None, ("x",), ()), "record_lines": ({{}}, set()),
+                     "harden_streams": (None,) * 6}}
         kept = {{"arm", "settrace", "trace_here", "frame_argument", "lock"}}
         refused = {{}}
         for name in dir(k):
@@ -214,7 +215,7 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     """)
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
                                    "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
-                                   "harden_array", "guard_imports", "early map_library"}
+                                   "harden_array", "harden_streams", "guard_imports", "early map_library"}
     for name, why in got["refused"].items():
         assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name
 
@@ -502,3 +503,90 @@ def test_array_takes_only_items_whose_conversion_runs_no_code_of_the_tests(built
     assert got["written"] == [100] and got["left"] == 1
     assert got["b"] == [7, 5, 1, 8, 9, 10, 11] and got["d"] == [1.0, 2.5] and got["u"] == "zb"
     assert got["sub"] == [1, 2]
+
+
+def test_streams_given_to_buffered_io_and_the_unpickler_never_see_a_view_without_an_owner(built, tmp_path):
+    # Red team round 20: a buffered reader hands its raw stream's readinto a memoryview of its own buffer with
+    # no owner (CPython gh-60198), and the unpickler one of a new bytes object; a view kept past the reader
+    # wrote into a freed block. With harden_streams they only see views of bytearrays the copying stream owns.
+    got = _run(built, f"""
+        import _imp, _io, _pickle, importlib.machinery, io, itertools, pickle
+        k.harden_streams(_io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.BufferedRandom, _pickle,
+                         itertools.pairwise)
+        k.guard_imports(_imp)
+        kept, written = [], []
+
+        class Raw(io.RawIOBase):
+            def __init__(self, data=b""):
+                self.data = data
+            def readable(self):
+                return True
+            def writable(self):
+                return True
+            def readinto(self, view):
+                kept.append(view)
+                n = min(len(view), len(self.data))
+                view[:n], self.data = self.data[:n], self.data[n:]
+                return n
+            def write(self, data):
+                written.append(type(data).__name__)
+                return len(data)
+
+        class File:
+            def __init__(self, data):
+                self.f = io.BytesIO(data)
+            def read(self, n):
+                return self.f.read(n)
+            def readline(self):
+                return self.f.readline()
+            def readinto(self, view):
+                kept.append(view)
+                return self.f.readinto(view)
+
+        reader = io.BufferedReader(Raw(b"hello world"), buffer_size=56)
+        text = reader.read(5) + reader.read()
+        try:
+            reader.__init__(Raw(b"again"))
+            again = "taken"
+        except RuntimeError as exc:
+            again = str(exc)
+        out = io.BufferedWriter(Raw())
+        out.write(b"abc")
+        out.flush()
+        payload = b"\\x80\\x05\\x96" + (56).to_bytes(8, "little") + bytes(56) + b"."
+        loaded = [pickle.load(File(payload)), pickle.Unpickler(File(payload)).load(), _pickle.load(File(payload))]
+        path = {str(tmp_path / "f.bin")!r}
+        with open(path, "wb") as fh:
+            fh.write(b"xyz")
+        with open(path, "rb") as fh:
+            disk = fh.read()
+        pw = None
+        def entering():
+            yield 1
+            next(pw)
+            yield 2
+        pw = itertools.pairwise(entering())
+        try:
+            list(pw)
+            reentered = "taken"
+        except RuntimeError as exc:
+            reentered = str(exc)
+        refused = {{}}
+        for name in ("itertools", "_io"):
+            try:
+                _imp.create_builtin(importlib.machinery.ModuleSpec(name, None))
+                refused[name] = "taken"
+            except ImportError as exc:
+                refused[name] = "ImportError"
+        owner = lambda v: type(v.obj if isinstance(v, memoryview) else v).__name__  # unhardened: a view of None
+        print(json.dumps({{"owners": sorted({{owner(v) for v in kept}}), "text": text.decode(),
+                          "again": again, "written": written, "loaded": [len(x) for x in loaded],
+                          "disk": disk.decode(), "reentered": reentered, "pairs": list(itertools.pairwise("abc")),
+                          "refused": refused}}))
+    """)
+    assert got["owners"] == ["bytearray"]  # never None: no view without an owner reached the test's code
+    assert got["text"] == "hello world" and got["written"] == ["bytes"] and got["loaded"] == [56, 56, 56]
+    assert got["again"].startswith("repo2rlenv verifier: a _io.BufferedReader is initialised once")
+    assert got["disk"] == "xyz" and got["pairs"] == [["a", "b"], ["b", "c"]]
+    assert got["reentered"] == "repo2rlenv verifier: itertools.pairwise re-entered"
+    assert got["refused"] == {"itertools": "ImportError", "_io": "ImportError"}

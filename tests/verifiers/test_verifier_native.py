@@ -171,3 +171,60 @@ def test_ctypes_cannot_load_in_a_run_unless_the_target_needs_it(make_task) -> No
     assert opened["native"]["exposed"] == ["_ctypes"]
     outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in opened["cases"]}
     assert outcomes.get("test_ctypes") == {"passed"}, outcomes
+
+
+HARDENED_CHECK = """
+import array, importlib.machinery, io, itertools, json, _imp, _io, _pickle, _r2e_kernel as k
+k.harden_array(array.array)
+k.harden_streams(_io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.BufferedRandom, _pickle, itertools.pairwise)
+k.guard_imports(_imp)
+a = array.array("b", bytes(400))
+seen = []
+
+class Raw(io.RawIOBase):
+    def readable(self):
+        return True
+    def readinto(self, view):
+        seen.append(type(view).__name__)
+        return 0
+
+pw = None
+def entering():
+    yield 1
+    next(pw)
+    yield 2
+
+class Shrink:
+    def __index__(self):
+        del a[48:]
+        return 0x40
+
+got = {}
+for name, call in {"item": lambda: a.__setitem__(214, Shrink()), "append": lambda: a.append(Shrink()),
+                   "again": lambda: _imp.create_builtin(importlib.machinery.ModuleSpec("array", None)),
+                   "pairwise": lambda: list(pw)}.items():
+    pw = itertools.pairwise(entering())
+    try:
+        call()
+        got[name] = "taken"
+    except (TypeError, ImportError, RuntimeError) as exc:
+        got[name] = type(exc).__name__
+a[0] = 7
+io.BufferedReader(Raw(), buffer_size=56).read(1)
+print(json.dumps({"got": got, "len": len(a), "first": a[0], "builtin": "array" in __import__("sys").builtin_module_names,
+                  "raw saw": seen}))
+"""
+
+
+@pytest.mark.parametrize("image", ["repo2rlenv-base:bookworm", "repo2rlenv-base:trixie"])
+def test_the_base_images_array_is_hardened_by_their_kernel_module(image: str) -> None:
+    """Red team round 19 wrote past a shrunk array's buffer through its item assignment's __index__ (CPython
+    gh-142555, in both images' interpreters, where array is built in), round 20 kept a buffered reader's
+    ownerless view of its buffer (gh-60198) and re-entered itertools.pairwise (gh-109786, bookworm's 3.11.2):
+    with the images' `_r2e_kernel` the zygote hardens them (verifier_kernel.harden_memory)."""
+    done = subprocess.run(["docker", "run", "--rm", "--network", "none", "-i", image, "python3", "-"],
+                          input=HARDENED_CHECK.encode(), capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    got = json.loads(done.stdout)
+    assert got == {"got": {"item": "TypeError", "append": "TypeError", "again": "ImportError", "pairwise": "RuntimeError"},
+                   "len": 400, "first": 7, "builtin": True, "raw saw": ["bytearray"]}, got

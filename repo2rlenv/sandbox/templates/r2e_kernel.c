@@ -791,7 +791,7 @@ harden_array(PyObject *self, PyObject *type)
  * hardened) and `_imp` (whose new copy would hold the unguarded creators) are not created again. Each is
  * handed a spec of its own with the name it was checked for (a spec's `name` could change between reads). */
 static PyObject *imp_original[2];
-static const char *const refused_modules[] = {"array", "_imp", NULL};
+static const char *const refused_modules[] = {"array", "_imp", "_io", "_pickle", "itertools", NULL};
 
 static PyObject *
 guarded_create(int which, PyObject *args)
@@ -892,6 +892,356 @@ guard_imports(PyObject *self, PyObject *imp)
     Py_RETURN_NONE;
 }
 
+/* Red team round 20: C code that hands the test's code a memoryview with no owner, over memory the C code
+ * frees later (CPython gh-60198): a buffered reader's `raw.readinto(view)` of its own buffer (a view kept by
+ * the test outlived the reader: a freed block refilled by an empty bytearray's header, its length raised
+ * through the view, read any address), the unpickler's `file.readinto(view)` of a new bytes object, a
+ * buffered writer's `raw.write(view)`. Every raw stream a buffered reader, writer or random-access file is
+ * given, and every file an unpickler reads, is seen through a CopyingStream: its readinto and write go
+ * through buffers the stream's own code owns (copied in and out), everything else is the stream's own
+ * attribute. FileIO needs none (its readinto is C). And itertools.pairwise's next, re-entered from its
+ * iterator (CPython gh-109786, 3.11.2: the pair's first item freed while held), is refused. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *stream;
+} CopyingStream;
+
+static PyTypeObject CopyingStream_Type;
+
+static PyObject *
+copying_wrap(PyObject *stream)
+{
+    CopyingStream *self = PyObject_New(CopyingStream, &CopyingStream_Type);
+    if (self != NULL)
+        self->stream = Py_NewRef(stream);
+    return (PyObject *)self;
+}
+
+static void
+copying_dealloc(CopyingStream *self)
+{
+    Py_XDECREF(self->stream);
+    PyObject_Free(self);
+}
+
+/* readinto(view): the stream reads into a bytearray of its own; what it says it read is copied into view. */
+static PyObject *
+copying_readinto(CopyingStream *self, PyObject *view)
+{
+    Py_buffer buf;
+    if (PyObject_GetBuffer(view, &buf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *own = PyByteArray_FromStringAndSize(NULL, buf.len);
+    PyObject *got = own != NULL ? PyObject_CallMethod(self->stream, "readinto", "O", own) : NULL;
+    if (got != NULL && got != Py_None) {
+        Py_ssize_t n = PyNumber_AsSsize_t(got, PyExc_OverflowError);
+        if (n == -1 && PyErr_Occurred()) {
+            Py_CLEAR(got);
+        } else if (n >= 0 && n <= buf.len) {
+            /* The test may have resized its bytearray meanwhile: copy what is there, zeros for the rest. */
+            Py_ssize_t have = PyByteArray_GET_SIZE(own) < n ? PyByteArray_GET_SIZE(own) : n;
+            memcpy(buf.buf, PyByteArray_AS_STRING(own), (size_t)have);
+            memset((char *)buf.buf + have, 0, (size_t)(n - have));
+        }
+    }
+    Py_XDECREF(own);
+    PyBuffer_Release(&buf);
+    return got;
+}
+
+/* write(view): the stream is given bytes, a copy. */
+static PyObject *
+copying_write(CopyingStream *self, PyObject *view)
+{
+    Py_buffer buf;
+    if (PyObject_GetBuffer(view, &buf, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *data = PyBytes_FromStringAndSize(buf.buf, buf.len);
+    PyBuffer_Release(&buf);
+    if (data == NULL)
+        return NULL;
+    PyObject *out = PyObject_CallMethod(self->stream, "write", "O", data);
+    Py_DECREF(data);
+    return out;
+}
+
+static PyObject *
+copying_getattro(CopyingStream *self, PyObject *name)
+{
+    PyObject *own = PyObject_GenericGetAttr((PyObject *)self, name);
+    if (own != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return own;
+    PyErr_Clear();
+    return PyObject_GetAttr(self->stream, name);
+}
+
+static int
+copying_setattro(CopyingStream *self, PyObject *name, PyObject *value)
+{
+    return PyObject_SetAttr(self->stream, name, value);
+}
+
+static PyMethodDef copying_methods[] = {
+    {"readinto", (PyCFunction)copying_readinto, METH_O, "the stream's readinto, through a buffer of its own"},
+    {"write", (PyCFunction)copying_write, METH_O, "the stream's write, of a copy"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CopyingStream_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_r2e_kernel.CopyingStream",
+    .tp_basicsize = sizeof(CopyingStream),
+    .tp_dealloc = (destructor)copying_dealloc,
+    .tp_getattro = (getattrofunc)copying_getattro,
+    .tp_setattro = (setattrofunc)copying_setattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "a stream whose readinto and write go through buffers of their own (repo2rlenv verifier)",
+    .tp_methods = copying_methods,
+};
+
+/* The first argument (or keyword `keyword`) of a call, wrapped unless it is exactly `direct` (FileIO). */
+static PyObject *file_io_type;
+
+static int
+wrap_first(PyObject **args, PyObject **kwds, const char *keyword)
+{
+    PyObject *stream = NULL;
+    int in_args = PyTuple_GET_SIZE(*args) > 0;
+    if (in_args)
+        stream = PyTuple_GET_ITEM(*args, 0);
+    else if (*kwds != NULL)
+        stream = PyDict_GetItemString(*kwds, keyword);  /* borrowed */
+    if (stream == NULL || (file_io_type != NULL && Py_IS_TYPE(stream, (PyTypeObject *)file_io_type)) ||
+        Py_IS_TYPE(stream, &CopyingStream_Type)) {
+        Py_INCREF(*args);
+        Py_XINCREF(*kwds);
+        return 0;
+    }
+    PyObject *wrapped = copying_wrap(stream);
+    if (wrapped == NULL)
+        return -1;
+    if (in_args) {
+        Py_ssize_t n = PyTuple_GET_SIZE(*args);
+        PyObject *copy = PyTuple_New(n);  /* a new tuple: the caller's is never changed */
+        if (copy == NULL) {
+            Py_DECREF(wrapped);
+            return -1;
+        }
+        PyTuple_SET_ITEM(copy, 0, wrapped);
+        for (Py_ssize_t i = 1; i < n; i++)
+            PyTuple_SET_ITEM(copy, i, Py_NewRef(PyTuple_GET_ITEM(*args, i)));
+        *args = copy;
+        Py_XINCREF(*kwds);
+    } else {
+        PyObject *copy = PyDict_Copy(*kwds);
+        if (copy == NULL || PyDict_SetItemString(copy, keyword, wrapped) < 0) {
+            Py_XDECREF(copy);
+            Py_DECREF(wrapped);
+            return -1;
+        }
+        Py_DECREF(wrapped);
+        Py_INCREF(*args);
+        *kwds = copy;
+    }
+    return 0;
+}
+
+/* Types whose __init__ takes a stream first: the buffered reader, writer and random-access file, and the
+ * unpickler. Each original init, by type. */
+#define STREAM_TYPES 4
+static PyTypeObject *stream_types[STREAM_TYPES];
+static initproc stream_inits[STREAM_TYPES];
+static const char *const stream_keywords[STREAM_TYPES] = {"raw", "raw", "raw", "file"};
+
+/* Whether `self`'s init ran before: its own C __sizeof__ (the base type's, not an override) counts the buffer
+ * or memo that init allocates. A second init frees them, and from inside the stream's own callbacks (a raw
+ * read, seek or write the object is in the middle of) that is a use after free. */
+static int
+initialised_before(PyTypeObject *type, PyObject *self)
+{
+    PyObject *sizeof_ = PyDict_GetItemString(type->tp_dict, "__sizeof__");  /* borrowed */
+    PyObject *size = sizeof_ != NULL ? PyObject_CallOneArg(sizeof_, self) : NULL;
+    if (size == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "repo2rlenv verifier: a stream type without __sizeof__");
+        return -1;
+    }
+    Py_ssize_t n = PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
+    Py_DECREF(size);
+    if (n < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "repo2rlenv verifier: a stream's size is not an int");
+        return -1;
+    }
+    return n > type->tp_basicsize;
+}
+
+static int
+hardened_stream_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    for (int i = 0; i < STREAM_TYPES; i++) {
+        if (stream_types[i] == NULL || !PyObject_TypeCheck(self, stream_types[i]))
+            continue;
+        int before = initialised_before(stream_types[i], self);
+        if (before != 0) {
+            if (before > 0)
+                PyErr_Format(PyExc_RuntimeError, "repo2rlenv verifier: a %s is initialised once in a graded run",
+                             stream_types[i]->tp_name);
+            return -1;
+        }
+        if (wrap_first(&args, &kwds, stream_keywords[i]) < 0)
+            return -1;
+        int rc = stream_inits[i](self, args, kwds);
+        Py_DECREF(args);
+        Py_XDECREF(kwds);
+        return rc;
+    }
+    PyErr_SetString(PyExc_TypeError, "repo2rlenv verifier: not a stream type");
+    return -1;
+}
+
+static PyObject *
+hardened_stream_init_method(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    if (hardened_stream_init(self, args, kwds) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef stream_init_def = {"__init__", (PyCFunction)(void (*)(void))hardened_stream_init_method,
+                                      METH_VARARGS | METH_KEYWORDS, "the stream seen through a CopyingStream"};
+
+static PyObject *pickle_load_original;
+
+static PyObject *
+hardened_pickle_load(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    if (wrap_first(&args, &kwds, "file") < 0)
+        return NULL;
+    PyObject *out = PyObject_Call(pickle_load_original, args, kwds);
+    Py_DECREF(args);
+    Py_XDECREF(kwds);
+    return out;
+}
+
+static PyMethodDef pickle_load_def = {"load", (PyCFunction)(void (*)(void))hardened_pickle_load,
+                                      METH_VARARGS | METH_KEYWORDS, "pickle.load of a CopyingStream"};
+
+/* itertools.pairwise: next refused while the same object's next runs (in any thread). */
+static PyTypeObject *pairwise_type;
+static iternextfunc pairwise_next;
+#define PAIRWISE_ACTIVE 64
+static PyObject *pairwise_active[PAIRWISE_ACTIVE];
+
+static PyObject *
+hardened_pairwise_next(PyObject *self)
+{
+    int free_slot = -1;
+    for (int i = 0; i < PAIRWISE_ACTIVE; i++) {
+        if (pairwise_active[i] == self) {
+            PyErr_SetString(PyExc_RuntimeError, "repo2rlenv verifier: itertools.pairwise re-entered");
+            return NULL;
+        }
+        if (pairwise_active[i] == NULL && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "repo2rlenv verifier: too many itertools.pairwise running at once");
+        return NULL;
+    }
+    pairwise_active[free_slot] = self;
+    PyObject *out = pairwise_next(self);
+    pairwise_active[free_slot] = NULL;
+    return out;
+}
+
+static PyObject *
+hardened_pairwise_next_method(PyObject *self, PyObject *unused)
+{
+    PyObject *out = hardened_pairwise_next(self);
+    if (out == NULL && !PyErr_Occurred())
+        PyErr_SetNone(PyExc_StopIteration);
+    return out;
+}
+
+static PyMethodDef pairwise_next_def = {"__next__", hardened_pairwise_next_method, METH_NOARGS,
+                                        "next, refused when re-entered (repo2rlenv verifier)"};
+
+static int
+set_method(PyTypeObject *type, PyMethodDef *def)
+{
+    PyObject *descr = PyDescr_NewMethod(type, def);
+    int rc = descr == NULL ? -1 : PyDict_SetItemString(type->tp_dict, def->ml_name, descr);
+    Py_XDECREF(descr);
+    PyType_Modified(type);
+    return rc;
+}
+
+/* harden_streams(FileIO, BufferedReader, BufferedWriter, BufferedRandom, _pickle module, pairwise) -> None,
+ * once per process. */
+static PyObject *
+harden_streams(PyObject *self, PyObject *args)
+{
+    PyObject *fileio, *reader, *writer, *random, *pickle, *pairwise;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &PyType_Type, &fileio, &PyType_Type, &reader, &PyType_Type, &writer,
+                          &PyType_Type, &random, &PyModule_Type, &pickle, &PyType_Type, &pairwise))
+        return NULL;
+    if (file_io_type != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the streams are hardened already");
+        return NULL;
+    }
+    if (PyType_Ready(&CopyingStream_Type) < 0)
+        return NULL;
+    PyObject *unpickler = PyObject_GetAttrString(pickle, "Unpickler");
+    PyObject *load = PyObject_GetAttrString(pickle, "load");
+    if (unpickler == NULL || load == NULL || !PyType_Check(unpickler) || !PyCFunction_Check(load)) {
+        Py_XDECREF(unpickler);
+        Py_XDECREF(load);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "harden_streams takes the _pickle module");
+        return NULL;
+    }
+    PyTypeObject *types[STREAM_TYPES] = {(PyTypeObject *)reader, (PyTypeObject *)writer, (PyTypeObject *)random,
+                                         (PyTypeObject *)unpickler};
+    for (int i = 0; i < STREAM_TYPES; i++) {
+        if (types[i]->tp_init == NULL || types[i]->tp_init == hardened_stream_init) {
+            PyErr_Format(PyExc_TypeError, "%s has no init of its own", types[i]->tp_name);
+            return NULL;
+        }
+        stream_types[i] = types[i];
+        stream_inits[i] = types[i]->tp_init;
+        types[i]->tp_init = hardened_stream_init;
+        if (set_method(types[i], &stream_init_def) < 0)
+            return NULL;
+    }
+    Py_DECREF(unpickler);  /* the module holds it */
+    pickle_load_original = load;
+    PyObject *hardened_load = PyCFunction_NewEx(&pickle_load_def, NULL, NULL);
+    if (hardened_load == NULL || PyObject_SetAttrString(pickle, "load", hardened_load) < 0) {
+        Py_XDECREF(hardened_load);
+        return NULL;
+    }
+    PyObject *modules = PySys_GetObject("modules");  /* borrowed */
+    PyObject *front = modules != NULL ? PyDict_GetItemString(modules, "pickle") : NULL;
+    if (front != NULL && PyObject_SetAttrString(front, "load", hardened_load) < 0) {
+        Py_DECREF(hardened_load);
+        return NULL;
+    }
+    Py_DECREF(hardened_load);
+    pairwise_type = (PyTypeObject *)pairwise;
+    pairwise_next = pairwise_type->tp_iternext;
+    if (pairwise_next == NULL || strcmp(pairwise_type->tp_name, "itertools.pairwise") != 0) {
+        PyErr_SetString(PyExc_TypeError, "harden_streams takes itertools.pairwise");
+        return NULL;
+    }
+    pairwise_type->tp_iternext = hardened_pairwise_next;
+    if (set_method(pairwise_type, &pairwise_next_def) < 0)
+        return NULL;
+    file_io_type = Py_NewRef(fileio);
+    Py_RETURN_NONE;
+}
+
 static PyObject *lock(PyObject *self, PyObject *unused);
 
 static PyMethodDef methods[] = {
@@ -909,6 +1259,7 @@ static PyMethodDef methods[] = {
     {"record_lines", record_lines, METH_VARARGS, "start the line recorder (3.11), once"},
     {"trace_here", trace_here, METH_NOARGS, "the line recorder in this thread too, once started"},
     {"harden_array", harden_array, METH_O, "array.array's entry points that run a conversion in its C code take plain items"},
+    {"harden_streams", harden_streams, METH_VARARGS, "streams handed to buffered IO and pickle read and write through copies; pairwise not re-entered"},
     {"guard_imports", guard_imports, METH_O, "_imp's creators refuse creating array (or _imp) again"},
     {"lock", lock, METH_NOARGS, "from now on, refuse every set-up call (the submission runs next)"},
     {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},

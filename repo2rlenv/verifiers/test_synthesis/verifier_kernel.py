@@ -321,18 +321,27 @@ def harden_memory():
     """C code of the interpreter's that runs the test's code while it holds a buffer it measured before
     (array's item assignment converting a value with the test's `__index__`, CPython gh-142555: red team
     round 19 made a bytearray read any address, and the target's bytecode with it) takes only items no
-    conversion of the test's runs for, and the module is not created again (`_r2e_kernel.harden_array`,
-    `guard_imports`). Called in the zygote before any run forks. Returns what is hardened ([] with the
+    conversion of the test's runs for; streams handed to buffered IO and the unpickler are read and written
+    through copies (round 20); and none of those modules is created again (`_r2e_kernel.harden_array`,
+    `harden_streams`, `guard_imports`). Called in the zygote before any run forks. Returns what is hardened ([] with the
     ctypes door: a residual docs/integrity.md names)."""
     door = calls()
     if not hasattr(door, "harden_array"):
         return []
     import _imp
+    import _io
+    import _pickle
     import array
+    import itertools
 
     door.harden_array(array.array)
+    # Round 20: buffered IO and the unpickler hand the stream's readinto/write a memoryview with no owner
+    # (CPython gh-60198): streams are seen through copies, each stream object is initialised once, and
+    # itertools.pairwise is not re-entered (gh-109786, Debian's 3.11.2).
+    door.harden_streams(_io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.BufferedRandom, _pickle,
+                        itertools.pairwise)
     door.guard_imports(_imp)
-    return ["array", "_imp"]
+    return ["array", "streams", "pickle", "pairwise", "_imp"]
 
 
 def lock():

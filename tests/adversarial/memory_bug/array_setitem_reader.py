@@ -4,9 +4,10 @@
 # small-object size class; the stray byte 0x40 raises one's length to about 2**54, and as an empty
 # bytearray's data pointer is NULL, `mem[x]` reads address x. From the function's object to its code object,
 # its bytecode and its constants: in A the COMPARE_OP after LOAD_CONST 100 is `>` (4), in B `>=` (5). Read
-# before the first call (the bytecode is not yet quickened). Offsets are 3.11's (x86-64).
+# before the first call (_common.py). Offsets are 3.11's (x86-64).
 # Closed: array's entry points that convert a value inside its C code take only int, float or str items in a
 # run (_r2e_kernel.harden_array), and neither the array module nor _imp can be created again (guard_imports).
+# (After reentry/_prelude.py: `f` and `touch`.)
 import array
 
 SPRAY = [bytearray() for _ in range(3000)]
@@ -38,36 +39,7 @@ def reader():
     raise RuntimeError("no reader")
 
 
-def after(fn, value):
-    mem = reader()
-    word = lambda at: int.from_bytes(bytes(mem[at:at + 8]), "little")
-    block = word(id(fn) + 48)
-    raw = bytes(mem[block + 184:block + 184 + 2 * word(block + 16)])
-    table = word(block + 24)
-    out, prev, ext = [], None, 0
-    for i in range(0, len(raw), 2):
-        op, arg = raw[i], raw[i + 1] | ext
-        if op == 0:
-            continue
-        if op == 144:
-            ext = arg << 8
-            continue
-        ext = 0
-        if op == 107 and prev is not None and prev[0] == 100 and word(table + 24 + 8 * prev[1]) == id(value):
-            out.append(arg)
-        prev = (op, arg)
-    return out
-
-
-def touch():
-    for args in ((10, 101), (10, 80), (10, 10)):
-        try:
-            f(*args)
-        except ValueError:
-            pass
-
-
 def test_structure():
-    seen = after(f, 100)
+    seen = compares_after(f, 100, reader())
     touch()
     assert seen == [4], seen
