@@ -185,7 +185,7 @@ class Raw(io.RawIOBase):
     def readable(self):
         return True
     def readinto(self, view):
-        seen.append(type(view).__name__)
+        seen.append(type(view.obj).__name__)  # None: a view with no owner
         return 0
 
 pw = None

@@ -925,7 +925,8 @@ copying_dealloc(CopyingStream *self)
     PyObject_Free(self);
 }
 
-/* readinto(view): the stream reads into a bytearray of its own; what it says it read is copied into view. */
+/* readinto(view): the stream reads into a view of a bytearray of its own; what it says it read is copied into
+ * view. (A view the stream keeps holds that bytearray, never the caller's memory.) */
 static PyObject *
 copying_readinto(CopyingStream *self, PyObject *view)
 {
@@ -933,7 +934,10 @@ copying_readinto(CopyingStream *self, PyObject *view)
     if (PyObject_GetBuffer(view, &buf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
     PyObject *own = PyByteArray_FromStringAndSize(NULL, buf.len);
-    PyObject *got = own != NULL ? PyObject_CallMethod(self->stream, "readinto", "O", own) : NULL;
+    /* A memoryview, as the stream would have had (some call its cast or nbytes), over a bytearray it owns. */
+    PyObject *window = own != NULL ? PyMemoryView_FromObject(own) : NULL;
+    PyObject *got = window != NULL ? PyObject_CallMethod(self->stream, "readinto", "O", window) : NULL;
+    Py_XDECREF(window);
     if (got != NULL && got != Py_None) {
         Py_ssize_t n = PyNumber_AsSsize_t(got, PyExc_OverflowError);
         if (n == -1 && PyErr_Occurred()) {
