@@ -47,8 +47,11 @@ tracing off; threads start the recorder through the verifier's wrapper of thread
 INTEGRITY_VERSION 10. 11: once the session is set up `_r2e_kernel` refuses every set-up call (red team
 round 18: the test reached the module as `sys.settrace.__self__`, and its `map_library` would dlopen a file
 the test wrote, mapping and relocating it with no audit event) and `frame_argument` answers only the hook.
-INTEGRITY_VERSION 11.
+INTEGRITY_VERSION 11. 12: the zygote hardens the interpreter's C entry points that call the test back while
+holding a buffer (red teams rounds 19 and 20: array's item assignment shrunk by an `__index__`, buffered IO's
+and the unpickler's views with no owner, pairwise re-entered; each made a bytearray read any address, and
+the target's bytecode with it): `native.interpreter.hardened`. INTEGRITY_VERSION 12.
 """
 
-VERIFIER_VERSION = 11
-INTEGRITY_VERSION = 11
+VERIFIER_VERSION = 12
+INTEGRITY_VERSION = 12
