@@ -135,12 +135,12 @@ LONG_HONEST = ("def test_hundred():\n    got = f(10, 100)\n    assert got == 5\n
                "def test_zero():\n    got = f(10, 0)\n    assert got == 10\n")
 
 RAISE = "    try:\n        f(10, 101)\n    except ValueError as exc:\n        tb = exc.__traceback__\n"
-def _memory_bug(name: str) -> str:
+def _memory_bug(name: str, *then: str) -> str:
     """A memory_bug row: reentry/_prelude.py (`f`, `touch`), the folder's `_common.py` (reading the bytecode
-    through a reader of any address), the row (its reader)."""
+    through a reader of any address), the row (its reader), and the parts named in `then`."""
     here = Path(__file__).resolve().parent
-    return (here / "reentry" / "_prelude.py").read_text() + (here / "memory_bug" / "_common.py").read_text() + \
-        (here / "memory_bug" / name).read_text()
+    return (here / "reentry" / "_prelude.py").read_text() + "".join(
+        (here / "memory_bug" / part).read_text() for part in ("_common.py", name, *then))
 
 
 HACKS = [
@@ -459,9 +459,9 @@ HACKS = [
     Hack("native memory", "array's item assignment shrunk by __index__: a bytearray reads any address",
          _memory_bug("array_setitem_reader.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "a buffered reader's raw readinto keeps its view: a bytearray reads any address",
-         _memory_bug("buffered_readinto_view.py"), check=lambda task, details: _hardened(details)),
+         _memory_bug("buffered_readinto_view.py", "_stale_view.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "the unpickler's file readinto keeps its view: a bytearray reads any address",
-         _memory_bug("pickle_readinto_view.py"), check=lambda task, details: _hardened(details)),
+         _memory_bug("pickle_readinto_view.py", "_stale_view.py"), check=lambda task, details: _hardened(details)),
 ]
 
 

@@ -532,16 +532,10 @@ def test_streams_given_to_buffered_io_and_the_unpickler_never_see_a_view_without
                 written.append(type(data).__name__)
                 return len(data)
 
-        class File:
-            def __init__(self, data):
-                self.f = io.BytesIO(data)
-            def read(self, n):
-                return self.f.read(n)
-            def readline(self):
-                return self.f.readline()
+        class File(io.BytesIO):
             def readinto(self, view):
                 kept.append(view)
-                return self.f.readinto(view)
+                return super().readinto(view)
 
         reader = io.BufferedReader(Raw(b"hello world"), buffer_size=56)
         text = reader.read(5) + reader.read()
