@@ -617,6 +617,18 @@ enum { A_APPEND, A_INSERT, A_EXTEND, A_FROMLIST, A_TOFILE, A_SETITEM, A_COUNT };
 static const char *const array_names[A_COUNT] = {"append", "insert", "extend", "fromlist", "tofile", "__setitem__"};
 static PyObject *array_original[A_COUNT];
 
+/* `def` as the method of that name in `type`'s dict: what a Python lookup (`type.name`, a subclass's
+ * `super()`) finds instead of the descriptor that holds the original C function. */
+static int
+set_method(PyTypeObject *type, PyMethodDef *def)
+{
+    PyObject *descr = PyDescr_NewMethod(type, def);
+    int rc = descr == NULL ? -1 : PyDict_SetItemString(type->tp_dict, def->ml_name, descr);
+    Py_XDECREF(descr);
+    PyType_Modified(type);
+    return rc;
+}
+
 /* A value whose conversion to an array item runs no Python code (bool cannot be subclassed). */
 static int
 plain_item(PyObject *v)
@@ -770,14 +782,9 @@ harden_array(PyObject *self, PyObject *type)
         }
         array_original[i] = Py_NewRef(found);
     }
-    for (int i = 0; i < A_COUNT; i++) {
-        PyObject *descr = PyDescr_NewMethod(t, &array_hardened[i]);
-        if (descr == NULL || PyDict_SetItemString(dict, array_names[i], descr) < 0) {
-            Py_XDECREF(descr);
+    for (int i = 0; i < A_COUNT; i++)
+        if (set_method(t, &array_hardened[i]) < 0)
             return NULL;
-        }
-        Py_DECREF(descr);
-    }
     array_ass_subscript = t->tp_as_mapping->mp_ass_subscript;
     array_ass_item = t->tp_as_sequence->sq_ass_item;
     t->tp_as_mapping->mp_ass_subscript = hardened_ass_subscript;
@@ -1171,16 +1178,6 @@ hardened_pairwise_next_method(PyObject *self, PyObject *unused)
 
 static PyMethodDef pairwise_next_def = {"__next__", hardened_pairwise_next_method, METH_NOARGS,
                                         "next, refused when re-entered (repo2rlenv verifier)"};
-
-static int
-set_method(PyTypeObject *type, PyMethodDef *def)
-{
-    PyObject *descr = PyDescr_NewMethod(type, def);
-    int rc = descr == NULL ? -1 : PyDict_SetItemString(type->tp_dict, def->ml_name, descr);
-    Py_XDECREF(descr);
-    PyType_Modified(type);
-    return rc;
-}
 
 /* harden_streams(FileIO, BufferedReader, BufferedWriter, BufferedRandom, _pickle module, pairwise) -> None,
  * once per process. */

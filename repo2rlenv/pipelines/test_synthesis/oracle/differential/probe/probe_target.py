@@ -304,11 +304,14 @@ def public_callers(module, qualname):
             name, owner = qual.rsplit(".", 1)[-1], qual.rsplit(".", 1)[0] if "." in qual else None
             name = mangled(owner, name) if owner else name
             for cmod, cqual, func in members:
-                if (cmod, cqual) in seen or name not in code_names(func.__code__):
+                if (cmod, cqual) in seen:
+                    continue
+                names = code_names(func.__code__)
+                if name not in names:
                     continue
                 cowner = cqual.rsplit(".", 1)[0] if "." in cqual else None
                 if owner is not None and (cowner is None or not _related(cmod, cowner, mod, owner)) \
-                        and owner.rsplit(".", 1)[-1] not in code_names(func.__code__):
+                        and owner.rsplit(".", 1)[-1] not in names:
                     # Another class's method, or a function: it reaches this method only on an object it
                     # makes itself (it names the class too), e.g. a parser's handler built inside the public
                     # function and its method registered as a callback (xmltodict's parse).
