@@ -798,7 +798,8 @@ harden_array(PyObject *self, PyObject *type)
  * hardened) and `_imp` (whose new copy would hold the unguarded creators) are not created again. Each is
  * handed a spec of its own with the name it was checked for (a spec's `name` could change between reads). */
 static PyObject *imp_original[2];
-static const char *const refused_modules[] = {"array", "_imp", "_io", "_pickle", "itertools", NULL};
+static const char *const refused_modules[] = {"array", "_imp", "_io", "_pickle", "itertools", "mmap", "_sqlite3",
+                                              NULL};
 
 static PyObject *
 guarded_create(int which, PyObject *args)
@@ -1243,6 +1244,360 @@ harden_streams(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Round 20's open rows and their kin: C methods that measure their own object's memory, then convert an
+ * argument (running the test's code), then use what they measured. bytearray's find family and `in` read
+ * the freed buffer after a start's `__index__` (3.11) or a `__buffer__` (3.13) emptied it, as do join (3.11:
+ * a list subclass's `__iter__`), split (3.13) and `%` (the arguments' `__bytes__`, `__index__`, ...: the
+ * format is the buffer). mmap's indexing, find, read, write, move, ... read and write a mapping the
+ * test's `__index__` closed (3.11.2, gh-103987: a range munmapped inside the call, which a new 1 MiB
+ * pymalloc arena can take over: a write into Python objects). And sqlite3: a connection or cursor closed
+ * by a user function, an authorizer, a progress handler or a collation while its statement steps (all three
+ * interpreters: sqlite keeps using what the close freed).
+ * harden_type(type, methods, slots): each method named in `methods` is replaced by a Guarded descriptor
+ * that, by its flags, first makes its arguments plain (an `__index__` into an int, a buffer into bytes, a
+ * str subclass into a str, a slice of plain ints, a tuple of plain values, join's iterable into a list of
+ * them: values whose use runs no code of the test's), counts the call as in progress (all threads), or is
+ * refused while any counted call is in progress; `slots` does the same for the type's indexing, `in`,
+ * `%` (bytearray formats a copy), call and next slots. The originals live only in the Guarded objects and
+ * these statics (no Python attribute hands them out; gc scans are refused in a run). */
+
+enum { G_PLAIN = 1, G_SCOPED = 2, G_REFUSED_IN_SCOPE = 4, G_ITERABLE_FIRST = 8 };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *original;
+    int flags;
+} Guarded;
+
+#define GUARDED_TYPES 8
+typedef struct {
+    PyTypeObject *type;
+    int flags;
+    binaryfunc subscript;
+    objobjargproc ass_subscript;
+    objobjproc contains;
+    binaryfunc remainder;
+    ternaryfunc call;
+    iternextfunc iternext;
+} GuardedType;
+
+static GuardedType guarded_types[GUARDED_TYPES];
+static int guarded_count;
+static long scope_depth;  /* counted calls in progress, all threads (the GIL orders them) */
+
+static PyObject *plain_value(PyObject *v, int depth);
+
+static PyObject *
+plain_slice_part(PyObject *v)
+{
+    return v == Py_None ? Py_NewRef(v) : plain_value(v, 1);
+}
+
+/* A value equal, for a method of bytearray, mmap or sqlite3, to `v`, whose use runs no code of the test's. */
+static PyObject *
+plain_value(PyObject *v, int depth)
+{
+    if (v == Py_None || PyLong_CheckExact(v) || PyBool_Check(v) || PyFloat_CheckExact(v) ||
+        PyUnicode_CheckExact(v) || PyBytes_CheckExact(v) || PyByteArray_CheckExact(v) || PyMemoryView_Check(v))
+        return Py_NewRef(v);
+    if (PySlice_Check(v)) {
+        PySliceObject *s = (PySliceObject *)v;
+        PyObject *start = plain_slice_part(s->start), *stop = start ? plain_slice_part(s->stop) : NULL;
+        PyObject *step = stop ? plain_slice_part(s->step) : NULL;
+        PyObject *out = step ? PySlice_New(start, stop, step) : NULL;
+        Py_XDECREF(start);
+        Py_XDECREF(stop);
+        Py_XDECREF(step);
+        return out;
+    }
+    if (PyTuple_CheckExact(v) && depth == 0) {
+        Py_ssize_t n = PyTuple_GET_SIZE(v);
+        PyObject *out = PyTuple_New(n);
+        for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+            PyObject *item = plain_value(PyTuple_GET_ITEM(v, i), 1);
+            if (item == NULL)
+                Py_CLEAR(out);
+            else
+                PyTuple_SET_ITEM(out, i, item);
+        }
+        return out;
+    }
+    if (PyIndex_Check(v))
+        return PyNumber_Index(v);  /* an exact int (an int subclass is copied, not asked) */
+    if (PyObject_CheckBuffer(v))
+        return PyBytes_FromObject(v);
+    if (PyUnicode_Check(v))
+        return PyUnicode_FromObject(v);
+    return Py_NewRef(v);
+}
+
+/* The items of an iterable, read out now and made plain (join's argument). */
+static PyObject *
+plain_items(PyObject *iterable)
+{
+    PyObject *list = PySequence_List(iterable);
+    for (Py_ssize_t i = 0; list != NULL && i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = plain_value(PyList_GET_ITEM(list, i), 1);
+        if (item == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SetItem(list, i, item);
+    }
+    return list;
+}
+
+static int
+refused_in_scope(void)
+{
+    if (scope_depth <= 0)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError,
+                    "repo2rlenv verifier: closing or changing a database connection while one of its statements "
+                    "runs (from a callback, or another thread) is refused in a graded run");
+    return 1;
+}
+
+static PyObject *
+guarded_call(Guarded *self, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *call_args, *call_kwargs = NULL, *out = NULL;
+    if (!(self->flags & G_PLAIN)) {
+        call_args = Py_NewRef(args);
+        call_kwargs = kwargs ? Py_NewRef(kwargs) : NULL;
+    } else {
+        call_args = PyTuple_New(n);
+        for (Py_ssize_t i = 0; call_args != NULL && i < n; i++) {
+            PyObject *item = PyTuple_GET_ITEM(args, i);
+            item = i == 0 ? Py_NewRef(item)  /* the instance, which the original checks */
+                 : (i == 1 && (self->flags & G_ITERABLE_FIRST)) ? plain_items(item) : plain_value(item, 0);
+            if (item == NULL)
+                Py_CLEAR(call_args);
+            else
+                PyTuple_SET_ITEM(call_args, i, item);
+        }
+        if (call_args != NULL && kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
+            PyObject *key, *value;
+            Py_ssize_t pos = 0;
+            call_kwargs = PyDict_New();
+            while (call_kwargs != NULL && PyDict_Next(kwargs, &pos, &key, &value)) {
+                PyObject *plain = plain_value(value, 0);
+                if (plain == NULL || PyDict_SetItem(call_kwargs, key, plain) < 0)
+                    Py_CLEAR(call_kwargs);
+                Py_XDECREF(plain);
+            }
+            if (call_kwargs == NULL)
+                Py_CLEAR(call_args);
+        }
+    }
+    if (call_args != NULL && !((self->flags & G_REFUSED_IN_SCOPE) && refused_in_scope())) {
+        if (self->flags & G_SCOPED)
+            scope_depth++;
+        out = PyObject_Call(self->original, call_args, call_kwargs);
+        if (self->flags & G_SCOPED)
+            scope_depth--;
+    }
+    Py_XDECREF(call_args);
+    Py_XDECREF(call_kwargs);
+    return out;
+}
+
+/* Looked up on an instance it binds like a function; on the class it is itself (the instance comes first). */
+static PyObject *
+guarded_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    return obj == NULL ? Py_NewRef(self) : PyMethod_New(self, obj);
+}
+
+static void
+guarded_dealloc(Guarded *self)
+{
+    Py_XDECREF(self->original);
+    PyObject_Free(self);
+}
+
+static PyTypeObject Guarded_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_r2e_kernel.Guarded",
+    .tp_basicsize = sizeof(Guarded),
+    .tp_dealloc = (destructor)guarded_dealloc,
+    .tp_call = (ternaryfunc)guarded_call,
+    .tp_descr_get = guarded_get,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "a method whose arguments are made plain, or whose calls are counted (repo2rlenv verifier)",
+};
+
+static GuardedType *
+guarded_of(PyObject *obj)
+{
+    for (PyTypeObject *t = Py_TYPE(obj); t != NULL; t = t->tp_base)
+        for (int i = 0; i < guarded_count; i++)
+            if (guarded_types[i].type == t)
+                return &guarded_types[i];
+    PyErr_SetString(PyExc_SystemError, "repo2rlenv verifier: a guarded slot on an unguarded type");
+    return NULL;
+}
+
+static PyObject *
+guarded_subscript(PyObject *self, PyObject *key)
+{
+    GuardedType *g = guarded_of(self);
+    PyObject *plain = g ? plain_value(key, 0) : NULL;
+    PyObject *out = plain ? g->subscript(self, plain) : NULL;
+    Py_XDECREF(plain);
+    return out;
+}
+
+static int
+guarded_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
+{
+    GuardedType *g = guarded_of(self);
+    PyObject *k = g ? plain_value(key, 0) : NULL;
+    PyObject *v = k && value ? plain_value(value, 0) : NULL;
+    int rc = k && (v || !value) ? g->ass_subscript(self, k, v) : -1;
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return rc;
+}
+
+static int
+guarded_contains(PyObject *self, PyObject *value)
+{
+    GuardedType *g = guarded_of(self);
+    PyObject *plain = g ? plain_value(value, 0) : NULL;
+    int rc = plain ? g->contains(self, plain) : -1;
+    Py_XDECREF(plain);
+    return rc;
+}
+
+/* bytearray % args formats a bytes copy of itself: the arguments' conversions run while the format is read. */
+static PyObject *
+guarded_remainder(PyObject *v, PyObject *w)
+{
+    if (!PyByteArray_Check(v)) {
+        GuardedType *g = guarded_of(w);
+        return g ? g->remainder(v, w) : NULL;
+    }
+    PyObject *copy = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v));
+    PyObject *formatted = copy ? PyNumber_Remainder(copy, w) : NULL;
+    PyObject *out = formatted && PyBytes_Check(formatted) ? PyByteArray_FromObject(formatted) : Py_XNewRef(formatted);
+    Py_XDECREF(copy);
+    Py_XDECREF(formatted);
+    return out;
+}
+
+static PyObject *
+guarded_mod_method(PyObject *self, PyObject *args)
+{
+    return guarded_remainder(self, args);
+}
+
+static PyMethodDef guarded_mod_def = {"__mod__", guarded_mod_method, METH_O, "self % args, a copy formatted (repo2rlenv verifier)"};
+
+static PyObject *
+guarded_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    GuardedType *g = guarded_of(self);
+    if (g == NULL)
+        return NULL;
+    scope_depth++;
+    PyObject *out = g->call(self, args, kwargs);
+    scope_depth--;
+    return out;
+}
+
+static PyObject *
+guarded_iternext(PyObject *self)
+{
+    GuardedType *g = guarded_of(self);
+    if (g == NULL)
+        return NULL;
+    scope_depth++;
+    PyObject *out = g->iternext(self);
+    scope_depth--;
+    return out;
+}
+
+static int
+guard_method(PyTypeObject *t, PyObject *name, int flags)
+{
+    PyObject *original = PyDict_GetItemWithError(t->tp_dict, name);  /* borrowed */
+    if (original == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s has no method %R", t->tp_name, name);
+        return -1;
+    }
+    if (Py_IS_TYPE(original, &Guarded_Type)) {
+        PyErr_Format(PyExc_RuntimeError, "%s.%U is guarded already", t->tp_name, name);
+        return -1;
+    }
+    Guarded *g = PyObject_New(Guarded, &Guarded_Type);
+    if (g == NULL)
+        return -1;
+    g->original = Py_NewRef(original);
+    g->flags = flags;
+    int rc = PyDict_SetItem(t->tp_dict, name, (PyObject *)g);
+    Py_DECREF(g);
+    return rc;
+}
+
+/* harden_type(type, {method name: flags}, slot flags) -> None, once per type. Slots: with G_PLAIN the
+ * indexing and `in` slots make their arguments plain (and bytearray's `%` formats a copy); with G_SCOPED
+ * the call and next slots count as calls in progress. */
+static PyObject *
+harden_type(PyObject *self, PyObject *args)
+{
+    PyObject *type, *names;
+    int slots;
+    if (!PyArg_ParseTuple(args, "O!O!i", &PyType_Type, &type, &PyDict_Type, &names, &slots))
+        return NULL;
+    if (PyType_Ready(&Guarded_Type) < 0)
+        return NULL;
+    PyTypeObject *t = (PyTypeObject *)type;
+    for (int i = 0; i < guarded_count; i++)
+        if (guarded_types[i].type == t) {
+            PyErr_Format(PyExc_RuntimeError, "%s is hardened already", t->tp_name);
+            return NULL;
+        }
+    if (guarded_count == GUARDED_TYPES) {
+        PyErr_SetString(PyExc_RuntimeError, "harden_type: too many types");
+        return NULL;
+    }
+    PyObject *name, *flags;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(names, &pos, &name, &flags)) {
+        long f = PyLong_AsLong(flags);
+        if ((f == -1 && PyErr_Occurred()) || !PyUnicode_CheckExact(name) || guard_method(t, name, (int)f) < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "harden_type takes {str: int}");
+            return NULL;
+        }
+    }
+    GuardedType *g = &guarded_types[guarded_count++];
+    g->type = (PyTypeObject *)Py_NewRef(type);
+    g->flags = slots;
+    if ((slots & G_PLAIN) && t->tp_as_mapping != NULL) {
+        if ((g->subscript = t->tp_as_mapping->mp_subscript) != NULL)
+            t->tp_as_mapping->mp_subscript = guarded_subscript;
+        if ((g->ass_subscript = t->tp_as_mapping->mp_ass_subscript) != NULL)
+            t->tp_as_mapping->mp_ass_subscript = guarded_ass_subscript;
+    }
+    if ((slots & G_PLAIN) && t->tp_as_sequence != NULL && (g->contains = t->tp_as_sequence->sq_contains) != NULL)
+        t->tp_as_sequence->sq_contains = guarded_contains;
+    if ((slots & G_PLAIN) && t == &PyByteArray_Type && t->tp_as_number != NULL &&
+        (g->remainder = t->tp_as_number->nb_remainder) != NULL) {
+        t->tp_as_number->nb_remainder = guarded_remainder;
+        if (set_method(t, &guarded_mod_def) < 0)
+            return NULL;
+    }
+    if ((slots & G_SCOPED) && (g->call = t->tp_call) != NULL)
+        t->tp_call = guarded_tp_call;
+    if ((slots & G_SCOPED) && (g->iternext = t->tp_iternext) != NULL)
+        t->tp_iternext = guarded_iternext;
+    PyType_Modified(t);
+    Py_RETURN_NONE;
+}
+
 static PyObject *lock(PyObject *self, PyObject *unused);
 
 static PyMethodDef methods[] = {
@@ -1261,6 +1616,7 @@ static PyMethodDef methods[] = {
     {"trace_here", trace_here, METH_NOARGS, "the line recorder in this thread too, once started"},
     {"harden_array", harden_array, METH_O, "array.array's entry points that run a conversion in its C code take plain items"},
     {"harden_streams", harden_streams, METH_VARARGS, "streams handed to buffered IO and pickle read and write through copies; pairwise not re-entered"},
+    {"harden_type", harden_type, METH_VARARGS, "a type's named methods and slots take plain arguments, or count or refuse calls"},
     {"guard_imports", guard_imports, METH_O, "_imp's creators refuse creating array (or _imp) again"},
     {"lock", lock, METH_NOARGS, "from now on, refuse every set-up call (the submission runs next)"},
     {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},

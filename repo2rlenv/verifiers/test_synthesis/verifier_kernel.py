@@ -317,13 +317,71 @@ def seal_signal_handlers():
         return False
 
 
+# harden_type's flags (r2e_kernel.c): make the arguments plain first (an __index__ into an int, a buffer
+# into bytes, ...), count the call as a statement in progress, refuse it while one is, read join's iterable
+# out first.
+_PLAIN, _SCOPED, _REFUSED_IN_SCOPE, _ITERABLE_FIRST = 1, 2, 4, 8
+_PLAIN_DUNDERS = ("__getitem__", "__setitem__", "__delitem__", "__contains__")
+# sqlite3: what steps or prepares a statement (and so runs the test's user functions, authorizer, progress
+# handler, collations, tracer), and what frees or replaces what a running statement uses.
+_SQLITE = {
+    "Connection": (("execute", "executemany", "executescript", "commit", "rollback", "__exit__", "backup",
+                    "__call__"),
+                   ("close", "deserialize", "create_function", "create_aggregate", "create_window_function",
+                    "create_collation", "set_authorizer", "set_progress_handler", "set_trace_callback",
+                    "enable_load_extension", "load_extension")),
+    "Cursor": (("execute", "executemany", "executescript", "fetchone", "fetchmany", "fetchall", "__next__"),
+               ("close",)),
+    "Blob": ((), ("close", "__exit__")),
+}
+
+
+def _plain_methods(kind, **extra):
+    """Every method of `kind`, and its indexing and `in`, with its arguments made plain before its C code
+    measures anything: all of them, so that one nobody listed is covered too."""
+    import types
+
+    table = {name: _PLAIN for name, value in vars(kind).items()
+             if isinstance(value, types.MethodDescriptorType) or name in _PLAIN_DUNDERS}
+    return {**table, **extra}
+
+
+def _sqlite_rules(sqlite3):
+    rules = []
+    for name, (scoped, refused) in _SQLITE.items():
+        kind = getattr(sqlite3, name, None)
+        if kind is None:
+            continue
+        table = _plain_methods(kind) if name == "Blob" else {}
+        table.update({m: _SCOPED for m in scoped if m in vars(kind)})
+        table.update({m: _PLAIN | _REFUSED_IN_SCOPE for m in refused if m in vars(kind)})
+        rules.append((kind, table, _PLAIN if name == "Blob" else _SCOPED))
+    return rules
+
+
+def _argument_rules():
+    """(type, {method: flags}, slot flags) of each type whose C code runs the test's code while it holds what
+    it measured (round 21), and the name `hardened` reports it under."""
+    import mmap
+
+    rules = [("bytearray", bytearray, _plain_methods(bytearray, join=_PLAIN | _ITERABLE_FIRST), _PLAIN),
+             ("mmap", mmap.mmap, _plain_methods(mmap.mmap), _PLAIN)]
+    try:
+        import sqlite3
+    except ImportError:  # an interpreter without its sqlite3 module: nothing of it can run
+        return rules
+    return rules + [("sqlite3", *rule) for rule in _sqlite_rules(sqlite3)]
+
+
 def harden_memory():
     """C code of the interpreter's that runs the test's code while it holds a buffer it measured before
     (array's item assignment converting a value with the test's `__index__`, CPython gh-142555: red team
     round 19 made a bytearray read any address, and the target's bytecode with it) takes only items no
     conversion of the test's runs for; streams handed to buffered IO and the unpickler are read and written
-    through copies (round 20); and none of those modules is created again (`_r2e_kernel.harden_array`,
-    `harden_streams`, `guard_imports`). Called in the zygote before any run forks. Returns what is hardened ([] with the
+    through copies (round 20); bytearray's and mmap's methods make their arguments plain first, and sqlite3
+    refuses closing or changing a connection while one of its statements runs (round 21); and none of those
+    modules is created again (`_r2e_kernel.harden_array`, `harden_streams`, `harden_type`,
+    `guard_imports`). Called in the zygote before any run forks. Returns what is hardened ([] with the
     ctypes door: a residual docs/integrity.md names)."""
     door = calls()
     if not hasattr(door, "harden_array"):
@@ -340,8 +398,13 @@ def harden_memory():
     # itertools.pairwise is not re-entered (gh-109786, Debian's 3.11.2).
     door.harden_streams(_io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.BufferedRandom, _pickle,
                         itertools.pairwise)
+    hardened = ["array", "streams", "pickle", "pairwise"]
+    for name, kind, methods, slots in _argument_rules():
+        door.harden_type(kind, methods, slots)
+        if name not in hardened:
+            hardened.append(name)
     door.guard_imports(_imp)
-    return ["array", "streams", "pickle", "pairwise", "_imp"]
+    return hardened + ["_imp"]
 
 
 def lock():
