@@ -462,11 +462,14 @@ HACKS = [
          _memory_bug("buffered_readinto_view.py", "_stale_view.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "the unpickler's file readinto keeps its view: a bytearray reads any address",
          _memory_bug("pickle_readinto_view.py", "_stale_view.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "mmap closed by an index: writes below its size, a fake bytearray reads any address",
+         _memory_bug("mmap_close_index_reader.py"), check=lambda task, details: _hardened(details)),
 ]
 
 
 def _hardened(details):
-    assert details["native"]["interpreter"].get("hardened") == ["array", "streams", "pickle", "pairwise", "_imp"], \
+    assert details["native"]["interpreter"].get("hardened") == ["array", "streams", "pickle", "pairwise", "bytearray", "mmap",
+                                                                "memoryview", "sqlite3", "_imp"], \
         details["native"]
 
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or

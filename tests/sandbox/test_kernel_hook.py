@@ -186,7 +186,7 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
         plausible = {{"map_library": ({str(lib)!r}, 2), "create_ruleset": (None, 1), "add_rule": (0, 1, b"x"),
                      "restrict_self": (0,), "seccomp": (b"12345678",), "set_pdeathsig": (9,), "set_dumpable": (True,),
                      "audit_hook": (lambda e, a, f: None, ("x",), ()), "record_lines": ({{}}, set()),
-                     "harden_streams": (None,) * 6}}
+                     "harden_streams": (None,) * 6, "harden_type": (bytearray, {{}}, 1)}}
         kept = {{"arm", "settrace", "trace_here", "frame_argument", "lock"}}
         refused = {{}}
         for name in dir(k):
@@ -215,7 +215,8 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     """)
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
                                    "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
-                                   "harden_array", "harden_streams", "guard_imports", "early map_library"}
+                                   "harden_array", "harden_streams", "harden_type", "guard_imports",
+                                   "early map_library"}
     for name, why in got["refused"].items():
         assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name
 
@@ -584,3 +585,112 @@ def test_streams_given_to_buffered_io_and_the_unpickler_never_see_a_view_without
     assert got["disk"] == "xyz" and got["pairs"] == [["a", "b"], ["b", "c"]]
     assert got["reentered"] == "repo2rlenv verifier: itertools.pairwise re-entered"
     assert got["refused"] == {"itertools": "ImportError", "_io": "ImportError"}
+
+
+def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(built):
+    # Round 20's open rows and round 21: bytearray's find family, `in`, join and `%` read their buffer after
+    # the test's conversion (a start's __index__, a list subclass's __iter__, an argument's __bytes__) emptied
+    # it: a read of the freed block (this interpreter has that bug: unhardened, `count` finds the spray in it);
+    # mmap's indexing and methods use a mapping the test's __index__ closed (Debian's 3.11.2); sqlite3 crashes
+    # when a user function closes the connection or cursor stepping it (every interpreter). The verifier's
+    # own table (verifier_kernel._argument_rules) is what is applied.
+    got = _run(built, """
+        import _imp, importlib.machinery, mmap, sqlite3
+        from repo2rlenv.verifiers.test_synthesis import verifier_kernel
+        for name, kind, methods, slots in verifier_kernel._argument_rules():
+            k.harden_type(kind, methods, slots)
+        k.guard_imports(_imp)
+        keep, out = [], {}
+
+        def emptying(ba, value=0):
+            class Emptying:
+                def __index__(self):
+                    ba.clear()
+                    keep.extend(bytearray(b"Z" * 4095) for _ in range(4))
+                    return value
+                def __iter__(self):
+                    self.__index__()
+                    return iter([b"x", b"y"])
+                def __bytes__(self):
+                    self.__index__()
+                    return b"q"
+            return Emptying()
+
+        def probe(name, call):
+            ba = bytearray(b"A" * 4096)
+            try:
+                out[name] = call(ba)
+            except Exception as exc:
+                out[name] = type(exc).__name__
+            if isinstance(out[name], (bytes, bytearray)):
+                out[name] = out[name].count(b"Z")  # bytes of the freed block copied out
+
+        probe("count", lambda ba: ba.count(ord("Z"), emptying(ba)))
+        probe("rfind", lambda ba: ba.rfind(ord("Z"), emptying(ba)))
+        probe("in", lambda ba: emptying(ba, ord("Z")) in ba)
+        probe("__contains__", lambda ba: bytearray.__contains__(ba, emptying(ba, ord("Z"))))
+        probe("join", lambda ba: ba.join(type("L", (list,), {"__iter__": lambda s: emptying(ba).__iter__()})()))
+        probe("%", lambda ba: (ba[:] + b"%s" * 2048, ba.clear())[0] % ((emptying(ba),) * 2048))
+        out["plain"] = [bytearray(b"a,b").join([b"1", memoryview(b"2")]).decode(), bytearray(b"abc").find(b"c", 1),
+                        bytearray(b"abc").startswith((b"x", b"a")), bytearray(b"%d-%s") % (5, b"x") == b"5-x",
+                        bytearray.find(bytearray(b"abc"), 98), type("B", (bytearray,), {})(b"hey").find(b"y")]
+        view = memoryview(bytearray(range(8)))
+        view[0] = 9
+        out["memoryview plain"] = [view[0], view[1:3].tolist(), view.cast("B", [2, 4]).tolist()[1], view[-1]]
+
+        for name, call in {"index": lambda m, i: m[i], "assignment": lambda m, i: m.__setitem__(i, 65),
+                           "slice": lambda m, i: m.__setitem__(slice(0, i), b"hello"),
+                           "find": lambda m, i: m.find(b"x", i), "move": lambda m, i: m.move(i, 0, 10)}.items():
+            m = mmap.mmap(-1, 1 << 20)
+            closing = type("Closing", (), {"__index__": lambda self: (m.close(), 5)[1]})()
+            try:
+                out["mmap " + name] = call(m, closing)
+            except ValueError as exc:
+                out["mmap " + name] = str(exc)
+        m = mmap.mmap(-1, 64)
+        m[0:5] = b"hello"
+        m[5] = 33
+        out["mmap plain"] = [m[:6].decode(), m.find(b"l"), m.read(3).decode()]
+
+        con = sqlite3.connect(":memory:")
+        con.execute("create table t(x)")
+        con.executemany("insert into t values (?)", [(i,) for i in range(5)])
+        cur = con.cursor()
+        for name, inside in {"close": con.close, "cursor close": cur.close,
+                             "replace the function": lambda: con.create_function("f", 1, abs)}.items():
+            seen = []
+            def f(x, inside=inside, seen=seen):
+                try:
+                    inside()
+                except RuntimeError as exc:
+                    seen.append(str(exc))
+                return x
+            con.create_function("f", 1, f)
+            out["sqlite " + name] = [cur.execute("select f(x) from t").fetchall(), seen[:1]]
+        rows = con.execute("select x from t")
+        first = next(rows)
+        cur.close()  # between steps nothing runs: taken
+        out["sqlite plain"] = [first, con.execute("select sum(x) from t").fetchone()]
+        con.close()
+        refused = {}
+        for name in ("mmap", "_sqlite3"):
+            try:
+                _imp.create_dynamic(importlib.machinery.ModuleSpec(name, None, origin="/nowhere.so"))
+                refused[name] = "taken"
+            except ImportError as exc:
+                refused[name] = str(exc)[:40]
+        out["created again"] = refused
+        print(json.dumps(out))
+    """)
+    # Converted first: the buffer was emptied before the method measured it, so nothing of the freed block.
+    assert [got[n] for n in ("count", "rfind", "in", "__contains__", "join", "%")] == [0, -1, False, False, 0, 0]
+    assert got["plain"] == ["1a,b2", 2, True, True, 1, 2]
+    assert got["memoryview plain"] == [9, [1, 2], [4, 5, 6, 7], 7]
+    assert {got["mmap " + n] for n in ("index", "assignment", "slice", "find", "move")} == {"mmap closed or invalid"}
+    assert got["mmap plain"] == ["hello!", 2, "hel"]
+    refusal = ("repo2rlenv verifier: closing or changing a database connection while one of its statements runs "
+               "(from a callback, or another thread) is refused in a graded run")
+    for name in ("close", "cursor close", "replace the function"):
+        assert got["sqlite " + name] == [[[i] for i in range(5)], [refusal]], name
+    assert got["sqlite plain"] == [[0], [10]]
+    assert got["created again"] == {n: "repo2rlenv verifier: creating the module" for n in ("mmap", "_sqlite3")}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.verifiers.test_synthesis import verifier_kernel
 from repo2rlenv.verifiers.test_synthesis import verifier_native as native
 
 NATIVE_PY = Path(native.__file__)
@@ -174,10 +175,10 @@ def test_ctypes_cannot_load_in_a_run_unless_the_target_needs_it(make_task) -> No
 
 
 HARDENED_CHECK = """
-import array, importlib.machinery, io, itertools, json, _imp, _io, _pickle, _r2e_kernel as k
-k.harden_array(array.array)
-k.harden_streams(_io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.BufferedRandom, _pickle, itertools.pairwise)
-k.guard_imports(_imp)
+import array, importlib.machinery, io, itertools, json, mmap, sqlite3, sys, _imp
+sys.path.insert(0, "/verifier")
+import verifier_kernel
+hardened = verifier_kernel.harden_memory()
 a = array.array("b", bytes(400))
 seen = []
 
@@ -211,8 +212,38 @@ for name, call in {"item": lambda: a.__setitem__(214, Shrink()), "append": lambd
         got[name] = type(exc).__name__
 a[0] = 7
 io.BufferedReader(Raw(), buffer_size=56).read(1)
-print(json.dumps({"got": got, "len": len(a), "first": a[0], "builtin": "array" in __import__("sys").builtin_module_names,
-                  "raw saw": seen}))
+# Round 21, on the images' own interpreters: a start's __index__ emptying a bytearray (3.11.2 then reads the
+# freed block), an mmap closed by an index (3.11.2 then reads and writes the unmapped range), a connection
+# closed by a user function during its statement (a crash on both).
+ba = bytearray(b"A" * 4096)
+class Emptying:
+    def __index__(self):
+        ba.clear()
+        got["spray"] = [bytearray(b"Z" * 4095) for _ in range(4)]
+        return 0
+got["rfind"] = ba.rfind(ord("Z"), Emptying())
+del got["spray"]
+m = mmap.mmap(-1, 1 << 20)
+class Closing:
+    def __index__(self):
+        m.close()
+        return 5
+try:
+    m[Closing()] = 65
+    got["mmap"] = "taken"
+except ValueError as exc:
+    got["mmap"] = str(exc)
+con = sqlite3.connect(":memory:")
+def closing(x):
+    con.close()
+    return x
+con.create_function("closing", 1, closing)
+try:
+    con.execute("select closing(1)").fetchall()
+except sqlite3.OperationalError as exc:
+    got["sqlite"] = str(exc)
+print(json.dumps({"got": got, "len": len(a), "first": a[0], "builtin": "array" in sys.builtin_module_names,
+                  "raw saw": seen, "hardened": hardened}))
 """
 
 
@@ -220,11 +251,18 @@ print(json.dumps({"got": got, "len": len(a), "first": a[0], "builtin": "array" i
 def test_the_base_images_array_is_hardened_by_their_kernel_module(image: str) -> None:
     """Red team round 19 wrote past a shrunk array's buffer through its item assignment's __index__ (CPython
     gh-142555, in both images' interpreters, where array is built in), round 20 kept a buffered reader's
-    ownerless view of its buffer (gh-60198) and re-entered itertools.pairwise (gh-109786, bookworm's 3.11.2):
-    with the images' `_r2e_kernel` the zygote hardens them (verifier_kernel.harden_memory)."""
-    done = subprocess.run(["docker", "run", "--rm", "--network", "none", "-i", image, "python3", "-"],
+    ownerless view of its buffer (gh-60198) and re-entered itertools.pairwise (gh-109786, bookworm's 3.11.2);
+    round 21: bytearray's find family and mmap's indexing after the test's __index__ (3.11.2), sqlite3 closed
+    from a user function (both): with the images' `_r2e_kernel` the zygote hardens them
+    (verifier_kernel.harden_memory, run here as the zygote runs it)."""
+    verifier = Path(verifier_kernel.__file__).parent
+    done = subprocess.run(["docker", "run", "--rm", "--network", "none", "-i", "-v", f"{verifier}:/verifier:ro",
+                           image, "python3", "-"],
                           input=HARDENED_CHECK.encode(), capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     got = json.loads(done.stdout)
-    assert got == {"got": {"item": "TypeError", "append": "TypeError", "again": "ImportError", "pairwise": "RuntimeError"},
-                   "len": 400, "first": 7, "builtin": True, "raw saw": ["bytearray"]}, got
+    assert got == {"got": {"item": "TypeError", "append": "TypeError", "again": "ImportError", "pairwise": "RuntimeError",
+                           "rfind": -1, "mmap": "mmap closed or invalid", "sqlite": "user-defined function raised exception"},
+                   "len": 400, "first": 7, "builtin": True, "raw saw": ["bytearray"],
+                   "hardened": ["array", "streams", "pickle", "pairwise", "bytearray", "mmap", "memoryview", "sqlite3",
+                                "_imp"]}, got

@@ -617,14 +617,27 @@ enum { A_APPEND, A_INSERT, A_EXTEND, A_FROMLIST, A_TOFILE, A_SETITEM, A_COUNT };
 static const char *const array_names[A_COUNT] = {"append", "insert", "extend", "fromlist", "tofile", "__setitem__"};
 static PyObject *array_original[A_COUNT];
 
+/* A type's own dict (a new reference). From 3.12 a static builtin type (bytearray, memoryview) keeps it in
+ * the interpreter's state and its tp_dict is NULL. */
+static PyObject *
+type_dict(PyTypeObject *type)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyType_GetDict(type);
+#else
+    return Py_XNewRef(type->tp_dict);
+#endif
+}
+
 /* `def` as the method of that name in `type`'s dict: what a Python lookup (`type.name`, a subclass's
  * `super()`) finds instead of the descriptor that holds the original C function. */
 static int
 set_method(PyTypeObject *type, PyMethodDef *def)
 {
-    PyObject *descr = PyDescr_NewMethod(type, def);
-    int rc = descr == NULL ? -1 : PyDict_SetItemString(type->tp_dict, def->ml_name, descr);
+    PyObject *descr = PyDescr_NewMethod(type, def), *dict = type_dict(type);
+    int rc = descr == NULL || dict == NULL ? -1 : PyDict_SetItemString(dict, def->ml_name, descr);
     Py_XDECREF(descr);
+    Py_XDECREF(dict);
     PyType_Modified(type);
     return rc;
 }
@@ -1255,8 +1268,8 @@ harden_streams(PyObject *self, PyObject *args)
  * interpreters: sqlite keeps using what the close freed).
  * harden_type(type, methods, slots): each method named in `methods` is replaced by a Guarded descriptor
  * that, by its flags, first makes its arguments plain (an `__index__` into an int, a buffer into bytes, a
- * str subclass into a str, a slice of plain ints, a tuple of plain values, join's iterable into a list of
- * them: values whose use runs no code of the test's), counts the call as in progress (all threads), or is
+ * str subclass into a str, a slice of plain ints, a tuple or list of plain values, join's iterable into a
+ * list of them: values whose use runs no code of the test's), counts the call as in progress (all threads), or is
  * refused while any counted call is in progress; `slots` does the same for the type's indexing, `in`,
  * `%` (bytearray formats a copy), call and next slots. The originals live only in the Guarded objects and
  * these statics (no Python attribute hands them out; gc scans are refused in a run). */
@@ -1310,16 +1323,17 @@ plain_value(PyObject *v, int depth)
         Py_XDECREF(step);
         return out;
     }
-    if (PyTuple_CheckExact(v) && depth == 0) {
-        Py_ssize_t n = PyTuple_GET_SIZE(v);
-        PyObject *out = PyTuple_New(n);
-        for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
-            PyObject *item = plain_value(PyTuple_GET_ITEM(v, i), 1);
+    if ((PyTuple_CheckExact(v) || PyList_CheckExact(v)) && depth == 0) {  /* startswith's prefixes, cast's shape */
+        PyObject *out = PySequence_List(v);
+        for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(out); i++) {
+            PyObject *item = plain_value(PyList_GET_ITEM(out, i), 1);
             if (item == NULL)
                 Py_CLEAR(out);
             else
-                PyTuple_SET_ITEM(out, i, item);
+                PyList_SetItem(out, i, item);
         }
+        if (out != NULL && PyTuple_CheckExact(v))
+            Py_SETREF(out, PyList_AsTuple(out));
         return out;
     }
     if (PyIndex_Check(v))
@@ -1521,23 +1535,25 @@ guarded_iternext(PyObject *self)
 static int
 guard_method(PyTypeObject *t, PyObject *name, int flags)
 {
-    PyObject *original = PyDict_GetItemWithError(t->tp_dict, name);  /* borrowed */
-    if (original == NULL) {
-        if (!PyErr_Occurred())
+    PyObject *dict = type_dict(t);
+    PyObject *original = dict ? PyDict_GetItemWithError(dict, name) : NULL;  /* borrowed */
+    if (original == NULL || Py_IS_TYPE(original, &Guarded_Type)) {
+        if (original != NULL)
+            PyErr_Format(PyExc_RuntimeError, "%s.%U is guarded already", t->tp_name, name);
+        else if (!PyErr_Occurred())
             PyErr_Format(PyExc_TypeError, "%s has no method %R", t->tp_name, name);
-        return -1;
-    }
-    if (Py_IS_TYPE(original, &Guarded_Type)) {
-        PyErr_Format(PyExc_RuntimeError, "%s.%U is guarded already", t->tp_name, name);
+        Py_XDECREF(dict);
         return -1;
     }
     Guarded *g = PyObject_New(Guarded, &Guarded_Type);
-    if (g == NULL)
-        return -1;
-    g->original = Py_NewRef(original);
-    g->flags = flags;
-    int rc = PyDict_SetItem(t->tp_dict, name, (PyObject *)g);
-    Py_DECREF(g);
+    int rc = -1;
+    if (g != NULL) {
+        g->original = Py_NewRef(original);
+        g->flags = flags;
+        rc = PyDict_SetItem(dict, name, (PyObject *)g);
+        Py_DECREF(g);
+    }
+    Py_DECREF(dict);
     return rc;
 }
 

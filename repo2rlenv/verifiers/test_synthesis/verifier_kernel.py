@@ -365,7 +365,8 @@ def _argument_rules():
     import mmap
 
     rules = [("bytearray", bytearray, _plain_methods(bytearray, join=_PLAIN | _ITERABLE_FIRST), _PLAIN),
-             ("mmap", mmap.mmap, _plain_methods(mmap.mmap), _PLAIN)]
+             ("mmap", mmap.mmap, _plain_methods(mmap.mmap), _PLAIN),
+             ("memoryview", memoryview, _plain_methods(memoryview), _PLAIN)]
     try:
         import sqlite3
     except ImportError:  # an interpreter without its sqlite3 module: nothing of it can run

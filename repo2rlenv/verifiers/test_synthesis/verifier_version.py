@@ -50,8 +50,12 @@ the test wrote, mapping and relocating it with no audit event) and `frame_argume
 INTEGRITY_VERSION 11. 12: the zygote hardens the interpreter's C entry points that call the test back while
 holding a buffer (red teams rounds 19 and 20: array's item assignment shrunk by an `__index__`, buffered IO's
 and the unpickler's views with no owner, pairwise re-entered; each made a bytearray read any address, and
-the target's bytecode with it): `native.interpreter.hardened`. INTEGRITY_VERSION 12.
+the target's bytecode with it): `native.interpreter.hardened`. INTEGRITY_VERSION 12. 13: round 21: every
+method and slot of bytearray, mmap and memoryview makes its arguments plain before its C code measures
+anything (an mmap closed by an index wrote into an unmapped range on 3.11.2; bytearray read its freed
+buffer), and sqlite3 refuses closing or changing a connection while one of its statements runs (a crash on
+every interpreter). INTEGRITY_VERSION 13.
 """
 
-VERIFIER_VERSION = 12
-INTEGRITY_VERSION = 12
+VERIFIER_VERSION = 13
+INTEGRITY_VERSION = 13
