@@ -595,7 +595,7 @@ def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(buil
     # when a user function closes the connection or cursor stepping it (every interpreter). The verifier's
     # own table (verifier_kernel._argument_rules) is what is applied.
     got = _run(built, """
-        import _imp, importlib.machinery, mmap, sqlite3
+        import _imp, array, importlib.machinery, mmap, sqlite3
         from repo2rlenv.verifiers.test_synthesis import verifier_kernel
         for name, kind, methods, slots in verifier_kernel._argument_rules():
             k.harden_type(kind, methods, slots)
@@ -636,7 +636,10 @@ def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(buil
                         bytearray.find(bytearray(b"abc"), 98), type("B", (bytearray,), {})(b"hey").find(b"y")]
         view = memoryview(bytearray(range(8)))
         view[0] = 9
-        out["memoryview plain"] = [view[0], view[1:3].tolist(), view.cast("B", [2, 4]).tolist()[1], view[-1]]
+        doubles = memoryview(array.array("d", [0.0, 0.0, 0.0]))
+        doubles[0:2] = array.array("d", [1.5, 2.5])  # a typed buffer keeps its format
+        out["memoryview plain"] = [view[0], view[1:3].tolist(), view.cast("B", [2, 4]).tolist()[1], view[-1],
+                                   doubles.tolist()]
 
         for name, call in {"index": lambda m, i: m[i], "assignment": lambda m, i: m.__setitem__(i, 65),
                            "slice": lambda m, i: m.__setitem__(slice(0, i), b"hello"),
@@ -685,12 +688,101 @@ def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(buil
     # Converted first: the buffer was emptied before the method measured it, so nothing of the freed block.
     assert [got[n] for n in ("count", "rfind", "in", "__contains__", "join", "%")] == [0, -1, False, False, 0, 0]
     assert got["plain"] == ["1a,b2", 2, True, True, 1, 2]
-    assert got["memoryview plain"] == [9, [1, 2], [4, 5, 6, 7], 7]
+    assert got["memoryview plain"] == [9, [1, 2], [4, 5, 6, 7], 7, [1.5, 2.5, 0.0]]
     assert {got["mmap " + n] for n in ("index", "assignment", "slice", "find", "move")} == {"mmap closed or invalid"}
     assert got["mmap plain"] == ["hello!", 2, "hel"]
-    refusal = ("repo2rlenv verifier: closing or changing a database connection while one of its statements runs "
-               "(from a callback, or another thread) is refused in a graded run")
+    refusal = ("repo2rlenv verifier: closing or changing a database connection, or a pickler's memo, while a "
+               "statement or a pickle runs (from a callback, or another thread) is refused in a graded run")
     for name in ("close", "cursor close", "replace the function"):
         assert got["sqlite " + name] == [[[i] for i in range(5)], [refusal]], name
     assert got["sqlite plain"] == [[0], [10]]
     assert got["created again"] == {n: "repo2rlenv verifier: creating the module" for n in ("mmap", "_sqlite3")}
+
+
+def test_picklers_structs_and_parsers_are_not_used_again_from_inside_their_own_calls(built):
+    # Red team round 21: an unpickler's load re-entered from its own persistent_load (CPython gh-143638: the
+    # inner result freed while the outer holds it), its memo replaced mid-load, a Struct initialised again from
+    # a value's __index__ inside its pack_into (gh-143379: its codes freed while read), expat's Parse from a
+    # handler: each read any address on the images' interpreters. Nested use of *other* objects stays taken,
+    # as do subclasses (a restricted unpickler, a buffered reader of one's own).
+    got = _run(built, """
+        import _imp, _io, _pickle, importlib.machinery, io, itertools, pickle, pyexpat, struct
+        from repo2rlenv.verifiers.test_synthesis import verifier_kernel
+        k.harden_streams(_io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.BufferedRandom, _pickle,
+                         itertools.pairwise)
+        for name, kind, methods, slots in verifier_kernel._argument_rules():
+            k.harden_type(kind, methods, slots)
+        k.guard_imports(_imp)
+        out = {}
+
+        def attempt(name, call):
+            try:
+                out[name] = call()
+            except RuntimeError as exc:
+                out[name] = str(exc)
+
+        class Again(pickle.Unpickler):  # a subclass, made after the hardening: initialised once, like its base
+            def persistent_load(self, pid):
+                attempt("load again", self.load)
+                attempt("memo replaced", lambda: setattr(self, "memo", {}))
+                attempt("memo cleared", self.memo.clear)
+                attempt("another unpickler", lambda: pickle.loads(pickle.dumps([pid])))
+                return pid
+        data = pickle.dumps([1, 2])
+        class P(pickle.Pickler):
+            def persistent_id(self, obj):
+                return "x" if obj == 2 else None
+        buf = io.BytesIO()
+        P(buf).dump([1, 2])
+        out["loaded"] = Again(io.BytesIO(buf.getvalue())).load()
+
+        s = struct.Struct("8b")
+        class Reinit:
+            def __index__(self):
+                attempt("struct init", lambda: s.__init__("b"))
+                attempt("other struct", lambda: struct.Struct("2b").pack(1, 2).hex())
+                return 1
+        target = bytearray(8)
+        s.pack_into(target, 0, Reinit(), 2, 3, 4, 5, 6, 7, 8)
+        out["packed"] = list(target)
+        s.__init__("2b")  # between calls: taken
+        out["reinit"] = s.format
+
+        parser = pyexpat.ParserCreate()
+        def start(tag, attrs):
+            attempt("parse again", lambda: parser.Parse(b"<b/>", True))
+            out.setdefault("tags", []).append(tag)
+        parser.StartElementHandler = start
+        parser.Parse(b"<a/>", True)
+
+        class Raw(io.RawIOBase):
+            def readable(self):
+                return True
+            def readinto(self, view):
+                view[:2] = b"hi"
+                return 2
+        class Reader(io.BufferedReader):
+            pass
+        out["subclass reader"] = Reader(Raw(), buffer_size=8).read(2).decode()
+        refused = {}
+        for name in ("_struct", "pyexpat", "_elementtree"):
+            try:
+                _imp.create_builtin(importlib.machinery.ModuleSpec(name, None))
+                refused[name] = "taken"
+            except ImportError:
+                refused[name] = "ImportError"
+        out["created again"] = refused
+        print(json.dumps(out))
+    """)
+    again = "repo2rlenv verifier: a Again is not used again from inside one of its own calls in a graded run"
+    memo = ("repo2rlenv verifier: closing or changing a database connection, or a pickler's memo, while a statement "
+            "or a pickle runs (from a callback, or another thread) is refused in a graded run")
+    assert got["load again"] == again
+    assert got["memo replaced"] == memo and got["memo cleared"] == memo
+    assert got["another unpickler"] == ["x"] and got["loaded"] == [1, "x"]
+    assert got["struct init"] == "repo2rlenv verifier: a _struct.Struct is not used again from inside one of its own calls in a graded run"
+    assert got["other struct"] == "0102" and got["packed"] == [1, 2, 3, 4, 5, 6, 7, 8] and got["reinit"] == "2b"
+    assert got["parse again"].startswith("repo2rlenv verifier: a pyexpat.xmlparser is not used again")
+    assert got["tags"] == ["a"]
+    assert got["subclass reader"] == "hi"
+    assert got["created again"] == {"_struct": "ImportError", "pyexpat": "ImportError", "_elementtree": "ImportError"}

@@ -174,8 +174,58 @@ def test_ctypes_cannot_load_in_a_run_unless_the_target_needs_it(make_task) -> No
     assert outcomes.get("test_ctypes") == {"passed"}, outcomes
 
 
+ROUND_21_SUBMISSION = """
+import io, pickle, struct, types
+import xml.etree.ElementTree as ET
+from shopcalc.pricing import apply_discount as f
+
+def test_struct_init_from_its_own_pack():
+    s = struct.Struct("2q")
+    class Reinit:
+        def __index__(self):
+            s.__init__("q")
+            return 0
+    s.pack(Reinit(), 1)
+
+def test_unpickler_memo_replaced_during_load():
+    data = pickle.dumps([1, 2])
+    class Swap(pickle.Unpickler):
+        def find_class(self, module, name):
+            self.memo = {}
+            return super().find_class(module, name)
+    Swap(io.BytesIO(pickle.dumps(types.SimpleNamespace))).load()
+
+def test_pure_python_elementtree():
+    assert isinstance(ET.Element.__init__, types.FunctionType)
+
+def test_honest_use_keeps_working():
+    root = ET.fromstring("<a><b n='1'/><b n='2'/></a>")
+    assert [b.get("n") for b in root.findall("b")] == ["1", "2"] and b"<b n=" in ET.tostring(root)
+    class Plain(pickle.Unpickler):
+        pass
+    assert Plain(io.BytesIO(pickle.dumps({"x": [1, 2]}))).load() == {"x": [1, 2]}
+    reader = io.BufferedReader(io.BytesIO(b"abc"))
+    assert reader.read() == b"abc" and struct.Struct("2q").unpack(struct.pack("2q", 3, 4)) == (3, 4)
+    assert f(10, 50) == 5
+"""
+
+
+def test_round_21s_reentries_are_refused_and_honest_use_is_not(make_task) -> None:
+    """A Struct initialised again from inside its own pack (gh-143379), an unpickler's memo replaced while it
+    loads (the freed memo read after): refused in a graded run; ElementTree is the pure-Python one there
+    (the C Element's use-after-frees, gh-126033/126037); honest XML, pickling (a subclass of Unpickler too)
+    and struct use pass."""
+    details = make_task(ROUND_21_SUBMISSION).score(run_lint=False)
+    outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in details["cases"]}
+    assert outcomes == {"test_struct_init_from_its_own_pack": {"failed"},
+                        "test_unpickler_memo_replaced_during_load": {"failed"},
+                        "test_pure_python_elementtree": {"passed"}, "test_honest_use_keeps_working": {"passed"}}, \
+        outcomes
+    assert "elementtree" in details["native"]["interpreter"]["hardened"]
+
+
 HARDENED_CHECK = """
-import array, importlib.machinery, io, itertools, json, mmap, sqlite3, sys, _imp
+import array, importlib.machinery, io, itertools, json, mmap, sqlite3, struct, sys, _imp
 sys.path.insert(0, "/verifier")
 import verifier_kernel
 hardened = verifier_kernel.harden_memory()
@@ -242,6 +292,16 @@ try:
     con.execute("select closing(1)").fetchall()
 except sqlite3.OperationalError as exc:
     got["sqlite"] = str(exc)
+s = struct.Struct("2q")
+class Reinit:
+    def __index__(self):
+        s.__init__("q")  # frees the codes the outer pack is reading (gh-143379)
+        return 0
+try:
+    s.pack(Reinit(), 1)
+    got["struct"] = "taken"
+except RuntimeError as exc:
+    got["struct"] = type(exc).__name__
 print(json.dumps({"got": got, "len": len(a), "first": a[0], "builtin": "array" in sys.builtin_module_names,
                   "raw saw": seen, "hardened": hardened}))
 """
@@ -262,7 +322,8 @@ def test_the_base_images_array_is_hardened_by_their_kernel_module(image: str) ->
     assert done.returncode == 0, done.stderr.decode()
     got = json.loads(done.stdout)
     assert got == {"got": {"item": "TypeError", "append": "TypeError", "again": "ImportError", "pairwise": "RuntimeError",
-                           "rfind": -1, "mmap": "mmap closed or invalid", "sqlite": "user-defined function raised exception"},
+                           "rfind": -1, "mmap": "mmap closed or invalid", "sqlite": "user-defined function raised exception",
+                           "struct": "RuntimeError"},
                    "len": 400, "first": 7, "builtin": True, "raw saw": ["bytearray"],
-                   "hardened": ["array", "streams", "pickle", "pairwise", "bytearray", "mmap", "memoryview", "sqlite3",
-                                "_imp"]}, got
+                   "hardened": ["array", "streams", "pickle", "pairwise", "bytearray", "mmap", "memoryview", "_pickle",
+                                "_struct", "pyexpat", "sqlite3", "_imp"]}, got

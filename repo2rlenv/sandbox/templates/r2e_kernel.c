@@ -812,7 +812,7 @@ harden_array(PyObject *self, PyObject *type)
  * handed a spec of its own with the name it was checked for (a spec's `name` could change between reads). */
 static PyObject *imp_original[2];
 static const char *const refused_modules[] = {"array", "_imp", "_io", "_pickle", "itertools", "mmap", "_sqlite3",
-                                              NULL};
+                                              "_struct", "pyexpat", "_elementtree", NULL};
 
 static PyObject *
 guarded_create(int which, PyObject *args)
@@ -1099,7 +1099,7 @@ initialised_before(PyTypeObject *type, PyObject *self)
             PyErr_SetString(PyExc_TypeError, "repo2rlenv verifier: a stream's size is not an int");
         return -1;
     }
-    return n > type->tp_basicsize;
+    return n > Py_TYPE(self)->tp_basicsize;  /* __sizeof__ starts from the instance's own type (a subclass's is larger) */
 }
 
 static int
@@ -1262,19 +1262,25 @@ harden_streams(PyObject *self, PyObject *args)
  * the freed buffer after a start's `__index__` (3.11) or a `__buffer__` (3.13) emptied it, as do join (3.11:
  * a list subclass's `__iter__`), split (3.13) and `%` (the arguments' `__bytes__`, `__index__`, ...: the
  * format is the buffer). mmap's indexing, find, read, write, move, ... read and write a mapping the
- * test's `__index__` closed (3.11.2, gh-103987: a range munmapped inside the call, which a new 1 MiB
- * pymalloc arena can take over: a write into Python objects). And sqlite3: a connection or cursor closed
+ * test's `__index__` closed (3.11.2, gh-103987: the data pointer is NULL and the size kept, so an index is
+ * an address: a write anywhere below the map's size, round 21's row). And sqlite3: a connection or cursor closed
  * by a user function, an authorizer, a progress handler or a collation while its statement steps (all three
  * interpreters: sqlite keeps using what the close freed).
  * harden_type(type, methods, slots): each method named in `methods` is replaced by a Guarded descriptor
- * that, by its flags, first makes its arguments plain (an `__index__` into an int, a buffer into bytes, a
- * str subclass into a str, a slice of plain ints, a tuple or list of plain values, join's iterable into a
- * list of them: values whose use runs no code of the test's), counts the call as in progress (all threads), or is
- * refused while any counted call is in progress; `slots` does the same for the type's indexing, `in`,
- * `%` (bytearray formats a copy), call and next slots. The originals live only in the Guarded objects and
- * these statics (no Python attribute hands them out; gc scans are refused in a run). */
+ * that, by its flags, first makes its arguments plain (an `__index__` into an int, a buffer into a view of
+ * it, a str subclass into a str, a slice of plain ints, a tuple or list of plain values, join's iterable
+ * into a list of them: values whose use runs no code of the test's), counts the call as in progress (all
+ * threads), is refused while any counted call is in progress, is refused on an object one of whose
+ * exclusive calls is running, or is such an exclusive call (an unpickler's load re-entered from its own
+ * persistent_load or an append, CPython gh-143638: a result freed while held; a Struct initialised again
+ * from a value's __index__ inside its pack_into, gh-143379: its codes freed while read; expat's Parse
+ * re-entered from a handler); an attribute flagged G_SETTER is refused assignment while a counted call
+ * runs (a pickler's memo). `slots` does the same for the type's indexing, `in`, `%` (bytearray formats a
+ * copy), call and next slots. The originals live only in the Guarded objects and these statics (no
+ * Python attribute hands them out; gc scans are refused in a run). */
 
-enum { G_PLAIN = 1, G_SCOPED = 2, G_REFUSED_IN_SCOPE = 4, G_ITERABLE_FIRST = 8 };
+enum { G_PLAIN = 1, G_SCOPED = 2, G_REFUSED_IN_SCOPE = 4, G_ITERABLE_FIRST = 8, G_EXCLUSIVE = 16,
+       G_NOT_WHILE_ACTIVE = 32, G_SETTER = 64 };
 
 typedef struct {
     PyObject_HEAD
@@ -1282,7 +1288,7 @@ typedef struct {
     int flags;
 } Guarded;
 
-#define GUARDED_TYPES 8
+#define GUARDED_TYPES 16
 typedef struct {
     PyTypeObject *type;
     int flags;
@@ -1297,6 +1303,18 @@ typedef struct {
 static GuardedType guarded_types[GUARDED_TYPES];
 static int guarded_count;
 static long scope_depth;  /* counted calls in progress, all threads (the GIL orders them) */
+/* Objects inside one of their G_EXCLUSIVE calls (borrowed: the call's arguments hold them). */
+#define ACTIVE_OBJECTS 64
+static PyObject *active_objects[ACTIVE_OBJECTS];
+
+static int
+is_active(PyObject *obj)
+{
+    for (int i = 0; i < ACTIVE_OBJECTS; i++)
+        if (active_objects[i] == obj)
+            return 1;
+    return 0;
+}
 
 static PyObject *plain_value(PyObject *v, int depth);
 
@@ -1338,8 +1356,8 @@ plain_value(PyObject *v, int depth)
     }
     if (PyIndex_Check(v))
         return PyNumber_Index(v);  /* an exact int (an int subclass is copied, not asked) */
-    if (PyObject_CheckBuffer(v))
-        return PyBytes_FromObject(v);
+    if (PyObject_CheckBuffer(v))  /* its buffer taken now (its format and shape kept), held until the call ends */
+        return PyMemoryView_FromObject(v);
     if (PyUnicode_Check(v))
         return PyUnicode_FromObject(v);
     return Py_NewRef(v);
@@ -1366,8 +1384,8 @@ refused_in_scope(void)
     if (scope_depth <= 0)
         return 0;
     PyErr_SetString(PyExc_RuntimeError,
-                    "repo2rlenv verifier: closing or changing a database connection while one of its statements "
-                    "runs (from a callback, or another thread) is refused in a graded run");
+                    "repo2rlenv verifier: closing or changing a database connection, or a pickler's memo, while "
+                    "a statement or a pickle runs (from a callback, or another thread) is refused in a graded run");
     return 1;
 }
 
@@ -1404,6 +1422,22 @@ guarded_call(Guarded *self, PyObject *args, PyObject *kwargs)
                 Py_CLEAR(call_args);
         }
     }
+    PyObject *instance = call_args != NULL && n > 0 ? PyTuple_GET_ITEM(call_args, 0) : NULL;
+    int slot = -1;
+    if (instance != NULL && (self->flags & (G_EXCLUSIVE | G_NOT_WHILE_ACTIVE)) && is_active(instance)) {
+        PyErr_Format(PyExc_RuntimeError, "repo2rlenv verifier: a %.100s is not used again from inside one of its "
+                     "own calls in a graded run", Py_TYPE(instance)->tp_name);
+        Py_CLEAR(call_args);
+    }
+    if (call_args != NULL && instance != NULL && (self->flags & G_EXCLUSIVE)) {
+        for (int i = 0; slot < 0 && i < ACTIVE_OBJECTS; i++)
+            if (active_objects[i] == NULL)
+                active_objects[(slot = i)] = instance;
+        if (slot < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "repo2rlenv verifier: too many nested calls");
+            Py_CLEAR(call_args);
+        }
+    }
     if (call_args != NULL && !((self->flags & G_REFUSED_IN_SCOPE) && refused_in_scope())) {
         if (self->flags & G_SCOPED)
             scope_depth++;
@@ -1411,6 +1445,8 @@ guarded_call(Guarded *self, PyObject *args, PyObject *kwargs)
         if (self->flags & G_SCOPED)
             scope_depth--;
     }
+    if (slot >= 0)
+        active_objects[slot] = NULL;
     Py_XDECREF(call_args);
     Py_XDECREF(call_kwargs);
     return out;
@@ -1439,6 +1475,51 @@ static PyTypeObject Guarded_Type = {
     .tp_descr_get = guarded_get,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "a method whose arguments are made plain, or whose calls are counted (repo2rlenv verifier)",
+};
+
+/* An attribute whose assignment is refused while a counted call runs (a pickler's `memo`: assigning it
+ * frees the table a running load or dump indexes); reading it is the original's. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *original;
+} GuardedSetter;
+
+static PyObject *
+setter_get(GuardedSetter *self, PyObject *obj, PyObject *type)
+{
+    descrgetfunc get = Py_TYPE(self->original)->tp_descr_get;
+    return get != NULL ? get(self->original, obj, type) : Py_NewRef(self->original);
+}
+
+static int
+setter_set(GuardedSetter *self, PyObject *obj, PyObject *value)
+{
+    descrsetfunc set = Py_TYPE(self->original)->tp_descr_set;
+    if (refused_in_scope())
+        return -1;
+    if (set == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "read-only attribute");
+        return -1;
+    }
+    return set(self->original, obj, value);
+}
+
+static void
+setter_dealloc(GuardedSetter *self)
+{
+    Py_XDECREF(self->original);
+    PyObject_Free(self);
+}
+
+static PyTypeObject GuardedSetter_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_r2e_kernel.GuardedSetter",
+    .tp_basicsize = sizeof(GuardedSetter),
+    .tp_dealloc = (destructor)setter_dealloc,
+    .tp_descr_get = (descrgetfunc)setter_get,
+    .tp_descr_set = (descrsetfunc)setter_set,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "an attribute not assigned while a counted call runs (repo2rlenv verifier)",
 };
 
 static GuardedType *
@@ -1506,7 +1587,14 @@ guarded_mod_method(PyObject *self, PyObject *args)
     return guarded_remainder(self, args);
 }
 
+static PyObject *
+guarded_rmod_method(PyObject *self, PyObject *other)
+{
+    return guarded_remainder(other, self);
+}
+
 static PyMethodDef guarded_mod_def = {"__mod__", guarded_mod_method, METH_O, "self % args, a copy formatted (repo2rlenv verifier)"};
+static PyMethodDef guarded_rmod_def = {"__rmod__", guarded_rmod_method, METH_O, "other % self, a copy of other formatted (repo2rlenv verifier)"};
 
 static PyObject *
 guarded_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -1537,7 +1625,7 @@ guard_method(PyTypeObject *t, PyObject *name, int flags)
 {
     PyObject *dict = type_dict(t);
     PyObject *original = dict ? PyDict_GetItemWithError(dict, name) : NULL;  /* borrowed */
-    if (original == NULL || Py_IS_TYPE(original, &Guarded_Type)) {
+    if (original == NULL || Py_IS_TYPE(original, &Guarded_Type) || Py_IS_TYPE(original, &GuardedSetter_Type)) {
         if (original != NULL)
             PyErr_Format(PyExc_RuntimeError, "%s.%U is guarded already", t->tp_name, name);
         else if (!PyErr_Occurred())
@@ -1545,13 +1633,22 @@ guard_method(PyTypeObject *t, PyObject *name, int flags)
         Py_XDECREF(dict);
         return -1;
     }
-    Guarded *g = PyObject_New(Guarded, &Guarded_Type);
     int rc = -1;
-    if (g != NULL) {
-        g->original = Py_NewRef(original);
-        g->flags = flags;
-        rc = PyDict_SetItem(dict, name, (PyObject *)g);
-        Py_DECREF(g);
+    if (flags & G_SETTER) {
+        GuardedSetter *g = PyObject_New(GuardedSetter, &GuardedSetter_Type);
+        if (g != NULL) {
+            g->original = Py_NewRef(original);
+            rc = PyDict_SetItem(dict, name, (PyObject *)g);
+            Py_DECREF(g);
+        }
+    } else {
+        Guarded *g = PyObject_New(Guarded, &Guarded_Type);
+        if (g != NULL) {
+            g->original = Py_NewRef(original);
+            g->flags = flags;
+            rc = PyDict_SetItem(dict, name, (PyObject *)g);
+            Py_DECREF(g);
+        }
     }
     Py_DECREF(dict);
     return rc;
@@ -1567,7 +1664,7 @@ harden_type(PyObject *self, PyObject *args)
     int slots;
     if (!PyArg_ParseTuple(args, "O!O!i", &PyType_Type, &type, &PyDict_Type, &names, &slots))
         return NULL;
-    if (PyType_Ready(&Guarded_Type) < 0)
+    if (PyType_Ready(&Guarded_Type) < 0 || PyType_Ready(&GuardedSetter_Type) < 0)
         return NULL;
     PyTypeObject *t = (PyTypeObject *)type;
     for (int i = 0; i < guarded_count; i++)
@@ -1603,7 +1700,7 @@ harden_type(PyObject *self, PyObject *args)
     if ((slots & G_PLAIN) && t == &PyByteArray_Type && t->tp_as_number != NULL &&
         (g->remainder = t->tp_as_number->nb_remainder) != NULL) {
         t->tp_as_number->nb_remainder = guarded_remainder;
-        if (set_method(t, &guarded_mod_def) < 0)
+        if (set_method(t, &guarded_mod_def) < 0 || set_method(t, &guarded_rmod_def) < 0)
             return NULL;
     }
     if ((slots & G_SCOPED) && (g->call = t->tp_call) != NULL)

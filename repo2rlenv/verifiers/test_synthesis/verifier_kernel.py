@@ -26,6 +26,7 @@ import os
 import platform
 import stat
 import struct
+import sys
 
 # ---------------------------------------------------------------------------------------------- Landlock
 
@@ -318,9 +319,12 @@ def seal_signal_handlers():
 
 
 # harden_type's flags (r2e_kernel.c): make the arguments plain first (an __index__ into an int, a buffer
-# into bytes, ...), count the call as a statement in progress, refuse it while one is, read join's iterable
+# into a view of it, ...), count the call as a statement in progress, refuse it while one is, read join's iterable
 # out first.
 _PLAIN, _SCOPED, _REFUSED_IN_SCOPE, _ITERABLE_FIRST = 1, 2, 4, 8
+# ... make the call exclusive on its object, refuse it on an object inside an exclusive call, refuse
+# assigning the attribute while a counted call runs.
+_EXCLUSIVE, _NOT_WHILE_ACTIVE, _SETTER = 16, 32, 64
 _PLAIN_DUNDERS = ("__getitem__", "__setitem__", "__delitem__", "__contains__")
 # sqlite3: what steps or prepares a statement (and so runs the test's user functions, authorizer, progress
 # handler, collations, tracer), and what frees or replaces what a running statement uses.
@@ -334,6 +338,35 @@ _SQLITE = {
                ("close",)),
     "Blob": ((), ("close", "__exit__")),
 }
+
+
+# Objects whose C code a callback of the test's re-enters on the same object (round 21): an unpickler's load
+# from its own persistent_load or an object's append (CPython gh-143638: the inner result freed while the
+# outer holds it), a pickler's dump from persistent_id, either's memo replaced or cleared mid-run, a Struct
+# initialised again from a value's __index__ inside pack_into (gh-143379: its codes freed while read), expat's
+# Parse from a handler. Module, how to reach the type from it, {name: flags}.
+_REENTRY = (
+    ("_pickle", lambda m: m.Unpickler, {"load": _EXCLUSIVE | _SCOPED, "memo": _SETTER | _REFUSED_IN_SCOPE}),
+    ("_pickle", lambda m: m.Pickler, {"dump": _EXCLUSIVE | _SCOPED, "clear_memo": _REFUSED_IN_SCOPE,
+                                      "memo": _SETTER | _REFUSED_IN_SCOPE}),
+    ("_pickle", lambda m: type(m.Unpickler(_Empty()).memo), {"clear": _REFUSED_IN_SCOPE}),
+    ("_pickle", lambda m: type(m.Pickler(_Empty()).memo), {"clear": _REFUSED_IN_SCOPE}),
+    ("_struct", lambda m: m.Struct, {**dict.fromkeys(("pack", "pack_into", "unpack", "unpack_from", "iter_unpack"),
+                                                      _EXCLUSIVE), "__init__": _NOT_WHILE_ACTIVE}),
+    ("pyexpat", lambda m: m.XMLParserType, {"Parse": _EXCLUSIVE, "ParseFile": _EXCLUSIVE}),
+)
+
+
+class _Empty:
+    """A file with nothing in it, to reach the memo types from a pickler and an unpickler."""
+
+    def read(self, n=-1):
+        return b""
+
+    readline = read
+
+    def write(self, data):
+        return len(data)
 
 
 def _plain_methods(kind, **extra):
@@ -367,6 +400,11 @@ def _argument_rules():
     rules = [("bytearray", bytearray, _plain_methods(bytearray, join=_PLAIN | _ITERABLE_FIRST), _PLAIN),
              ("mmap", mmap.mmap, _plain_methods(mmap.mmap), _PLAIN),
              ("memoryview", memoryview, _plain_methods(memoryview), _PLAIN)]
+    import importlib
+
+    for module, reach, table in _REENTRY:
+        kind = reach(importlib.import_module(module))
+        rules.append((module, kind, {name: flags for name, flags in table.items() if name in vars(kind)}, 0))
     try:
         import sqlite3
     except ImportError:  # an interpreter without its sqlite3 module: nothing of it can run
@@ -379,11 +417,13 @@ def harden_memory():
     (array's item assignment converting a value with the test's `__index__`, CPython gh-142555: red team
     round 19 made a bytearray read any address, and the target's bytecode with it) takes only items no
     conversion of the test's runs for; streams handed to buffered IO and the unpickler are read and written
-    through copies (round 20); bytearray's and mmap's methods make their arguments plain first, and sqlite3
-    refuses closing or changing a connection while one of its statements runs (round 21); and none of those
+    through copies (round 20); bytearray's, mmap's and memoryview's methods make their arguments plain
+    first, sqlite3 refuses closing or changing a connection while one of its statements runs, picklers,
+    Structs and expat parsers are not used again from inside their own calls (round 21); and none of those
     modules is created again (`_r2e_kernel.harden_array`, `harden_streams`, `harden_type`,
-    `guard_imports`). Called in the zygote before any run forks. Returns what is hardened ([] with the
-    ctypes door: a residual docs/integrity.md names)."""
+    `guard_imports`), nor `_elementtree`, which the zygote keeps out (`verifier_zygote.warm`). Called in
+    the zygote before any run forks. Returns what is hardened ([] with the ctypes door: a residual
+    docs/integrity.md names)."""
     door = calls()
     if not hasattr(door, "harden_array"):
         return []
@@ -405,6 +445,8 @@ def harden_memory():
         if name not in hardened:
             hardened.append(name)
     door.guard_imports(_imp)
+    if "_elementtree" in sys.modules and sys.modules["_elementtree"] is None:
+        hardened.append("elementtree")
     return hardened + ["_imp"]
 
 

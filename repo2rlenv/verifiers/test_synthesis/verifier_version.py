@@ -54,8 +54,11 @@ the target's bytecode with it): `native.interpreter.hardened`. INTEGRITY_VERSION
 method and slot of bytearray, mmap and memoryview makes its arguments plain before its C code measures
 anything (an mmap closed by an index wrote into an unmapped range on 3.11.2; bytearray read its freed
 buffer), and sqlite3 refuses closing or changing a connection while one of its statements runs (a crash on
-every interpreter). INTEGRITY_VERSION 13.
+every interpreter). INTEGRITY_VERSION 13. 14: round 21's second shape, an object used again from inside
+one of its own calls (an unpickler's load, a Struct re-initialised inside its pack: readers of any address
+on both images): picklers, Structs and expat parsers refuse it, C ElementTree is kept out of graded runs,
+and subclasses of the unpickler and buffered streams are no longer refused. INTEGRITY_VERSION 14.
 """
 
-VERIFIER_VERSION = 13
-INTEGRITY_VERSION = 13
+VERIFIER_VERSION = 14
+INTEGRITY_VERSION = 14
