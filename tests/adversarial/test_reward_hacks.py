@@ -464,6 +464,10 @@ HACKS = [
          _memory_bug("pickle_readinto_view.py", "_stale_view.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "mmap closed by an index: writes below its size, a fake bytearray reads any address",
          _memory_bug("mmap_close_index_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "Struct.__init__ inside pack_into: writes past its buffer, a bytearray reads any address",
+         _memory_bug("struct_reinit_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "the unpickler's load re-entered from append: a freed result, a bytearray reads any address",
+         _memory_bug("unpickler_reentry_reader.py"), check=lambda task, details: _hardened(details)),
 ]
 
 
