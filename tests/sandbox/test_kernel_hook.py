@@ -597,6 +597,8 @@ def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(buil
     got = _run(built, """
         import _imp, array, importlib.machinery, mmap, sqlite3
         from repo2rlenv.verifiers.test_synthesis import verifier_kernel
+        Early = type("Early", (bytearray,), {})  # made before the hardening, as a library's class would be
+        Earlier = type("Earlier", (Early,), {})
         for name, kind, methods, slots in verifier_kernel._argument_rules():
             k.harden_type(kind, methods, slots)
         k.guard_imports(_imp)
@@ -631,6 +633,9 @@ def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(buil
         probe("__contains__", lambda ba: bytearray.__contains__(ba, emptying(ba, ord("Z"))))
         probe("join", lambda ba: ba.join(type("L", (list,), {"__iter__": lambda s: emptying(ba).__iter__()})()))
         probe("%", lambda ba: (ba[:] + b"%s" * 2048, ba.clear())[0] % ((emptying(ba),) * 2048))
+        for kind in (Early, Earlier):
+            early = kind(b"A" * 4096)
+            out[kind.__name__ + " in"] = emptying(early, ord("Z")) in early
         out["plain"] = [bytearray(b"a,b").join([b"1", memoryview(b"2")]).decode(), bytearray(b"abc").find(b"c", 1),
                         bytearray(b"abc").startswith((b"x", b"a")), bytearray(b"%d-%s") % (5, b"x") == b"5-x",
                         bytearray.find(bytearray(b"abc"), 98), type("B", (bytearray,), {})(b"hey").find(b"y")]
@@ -687,6 +692,7 @@ def test_bytearray_mmap_and_sqlite3_use_their_arguments_only_once_converted(buil
     """)
     # Converted first: the buffer was emptied before the method measured it, so nothing of the freed block.
     assert [got[n] for n in ("count", "rfind", "in", "__contains__", "join", "%")] == [0, -1, False, False, 0, 0]
+    assert [got["Early in"], got["Earlier in"]] == [False, False]  # subclasses made before: their slots too
     assert got["plain"] == ["1a,b2", 2, True, True, 1, 2]
     assert got["memoryview plain"] == [9, [1, 2], [4, 5, 6, 7], 7, [1.5, 2.5, 0.0]]
     assert {got["mmap " + n] for n in ("index", "assignment", "slice", "find", "move")} == {"mmap closed or invalid"}

@@ -1654,6 +1654,44 @@ guard_method(PyTypeObject *t, PyObject *name, int flags)
     return rc;
 }
 
+/* A subclass made before the hardening copied the original slot pointers when it was created: each one it
+ * still has is replaced too (its instances find `g` through tp_base), or its indexing would reach the
+ * unguarded C code. Subclasses made later inherit the guarded slots. */
+static int
+guard_subclasses(PyTypeObject *t, GuardedType *g)
+{
+    PyObject *subs = PyObject_CallMethod((PyObject *)t, "__subclasses__", NULL);
+    if (subs == NULL || !PyList_Check(subs)) {
+        Py_XDECREF(subs);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "__subclasses__ did not return a list");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++) {
+        PyTypeObject *s = (PyTypeObject *)PyList_GET_ITEM(subs, i);
+        if (s->tp_as_mapping != NULL && g->subscript != NULL && s->tp_as_mapping->mp_subscript == g->subscript)
+            s->tp_as_mapping->mp_subscript = guarded_subscript;
+        if (s->tp_as_mapping != NULL && g->ass_subscript != NULL &&
+            s->tp_as_mapping->mp_ass_subscript == g->ass_subscript)
+            s->tp_as_mapping->mp_ass_subscript = guarded_ass_subscript;
+        if (s->tp_as_sequence != NULL && g->contains != NULL && s->tp_as_sequence->sq_contains == g->contains)
+            s->tp_as_sequence->sq_contains = guarded_contains;
+        if (s->tp_as_number != NULL && g->remainder != NULL && s->tp_as_number->nb_remainder == g->remainder)
+            s->tp_as_number->nb_remainder = guarded_remainder;
+        if (g->call != NULL && s->tp_call == g->call)
+            s->tp_call = guarded_tp_call;
+        if (g->iternext != NULL && s->tp_iternext == g->iternext)
+            s->tp_iternext = guarded_iternext;
+        PyType_Modified(s);
+        if (guard_subclasses(s, g) < 0) {
+            Py_DECREF(subs);
+            return -1;
+        }
+    }
+    Py_DECREF(subs);
+    return 0;
+}
+
 /* harden_type(type, {method name: flags}, slot flags) -> None, once per type. Slots: with G_PLAIN the
  * indexing and `in` slots make their arguments plain (and bytearray's `%` formats a copy); with G_SCOPED
  * the call and next slots count as calls in progress. */
@@ -1708,6 +1746,8 @@ harden_type(PyObject *self, PyObject *args)
     if ((slots & G_SCOPED) && (g->iternext = t->tp_iternext) != NULL)
         t->tp_iternext = guarded_iternext;
     PyType_Modified(t);
+    if (guard_subclasses(t, g) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
