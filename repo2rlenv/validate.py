@@ -144,6 +144,53 @@ def verifier_files(task: TaskPaths) -> dict[str, bytes]:
             for p in task.tests.rglob("*") if p.is_file()}
 
 
+def _read_outcome(session: DockerSession, logs: str, timed_out: bool, duration: float) -> RunOutcome:
+    """reward.txt and reward-details.json of `logs` (a reward only when both are readable and in time)."""
+    raw = session.read_file(f"{logs}/reward.txt")
+    details_raw = session.read_file(f"{logs}/reward-details.json")
+    try:
+        details = json.loads(details_raw) if details_raw else {}
+    except ValueError:
+        details = {}
+    try:
+        reward = float(raw.decode().strip()) if raw and not timed_out else None
+    except ValueError:
+        reward = None
+    return RunOutcome(reward=reward, details=details, duration_sec=duration, timed_out=timed_out)
+
+
+BATCH_DIR = "/tests/batch"  # inside /tests: hidden from every run, as B and the config are
+
+
+def grade_batch_in(session: DockerSession, tests: dict[str, bytes], timeout: float,
+                   sources: list[str | None]) -> list[RunOutcome | None]:
+    """Grade `sources` one after another with one verifier in `session` (`test.sh --batch`, see
+    `verifier.score_batch`): each one's outcome, as `grade_in` would give it alone, or None for one the
+    batch did not finish (the verifier was killed or crashed, an older verifier without batches, the
+    batch ran out of time): the caller grades those alone. A grading that took longer than `timeout` is
+    a timeout, as it would have been alone."""
+    files = dict(tests)
+    items = []
+    for k, source in enumerate(sources):
+        if source is not None:
+            files[f"{BATCH_DIR}/{k}.py"] = source.encode()
+        items.append({"name": str(k), "source": None if source is None else f"{k}.py"})
+    files[f"{BATCH_DIR}/items.json"] = json.dumps(items).encode()
+    session.write_files(files)
+    session.exec(["bash", "/tests/test.sh", "--batch", BATCH_DIR], timeout=timeout * len(sources))
+    outcomes: list[RunOutcome | None] = []
+    for k in range(len(sources)):
+        outcome = _read_outcome(session, f"/logs/verifier/{k}", False, 0.0)
+        took = outcome.details.get("timings", {}).get("total") if outcome.details else None
+        if outcome.reward is None or not isinstance(took, (int, float)):
+            outcomes.append(None)
+        elif took > timeout:
+            outcomes.append(RunOutcome(reward=None, details=outcome.details, duration_sec=took, timed_out=True))
+        else:
+            outcomes.append(outcome.model_copy(update={"duration_sec": float(took)}))
+    return outcomes
+
+
 def grade_in(session: DockerSession, tests: dict[str, bytes], timeout: float) -> RunOutcome:
     """What Harbor's verifier step does in `session`: copy tests/ to /tests, run test.sh, read the reward.
 
@@ -152,18 +199,7 @@ def grade_in(session: DockerSession, tests: dict[str, bytes], timeout: float) ->
     session.write_files(tests)
     start = time.monotonic()
     res = session.exec(["bash", "/tests/test.sh"], timeout=timeout)
-    duration = time.monotonic() - start
-    raw = session.read_file("/logs/verifier/reward.txt")
-    details_raw = session.read_file("/logs/verifier/reward-details.json")
-    try:
-        details = json.loads(details_raw) if details_raw else {}
-    except ValueError:
-        details = {}
-    try:
-        reward = float(raw.decode().strip()) if raw and not res.timed_out else None
-    except ValueError:
-        reward = None
-    return RunOutcome(reward=reward, details=details, duration_sec=duration, timed_out=res.timed_out)
+    return _read_outcome(session, "/logs/verifier", res.timed_out, time.monotonic() - start)
 
 
 class TaskRunner:

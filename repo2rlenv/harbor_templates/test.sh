@@ -21,6 +21,7 @@ if [ ! -x "$PY" ]; then
 fi
 # -E: ignore PYTHON* variables; -s: no user site-packages; -B: write no bytecode into /tests.
 # --strays kill: first stop every process the agent left in this container (verifier_strays.py).
+# Harbor passes no arguments; a scorer passes `--batch /tests/batch` to grade a group (verifier.score_batch).
 "$PY" -E -s -B /tests/verifier.py --config /tests/verifier_config.json --workspace /workspace --logs /logs/verifier \
-  --strays kill
+  --strays kill "$@"
 status=$?

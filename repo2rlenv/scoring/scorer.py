@@ -38,6 +38,9 @@ from repo2rlenv.verifiers.config_model import RewardDetails
 
 DEFAULT_CONCURRENCY = 2
 DEFAULT_WARM = 2
+# Submissions to one task that `score_many` grades in one container with one verifier (a GRPO group's
+# rollouts share their prompt): what a grading pays before its first run is paid once per group.
+DEFAULT_GROUP = 8
 # Containers get no pid limit from Harbor; this one only stops a fork bomb from taking the host down.
 _PIDS = 4096
 
@@ -118,7 +121,32 @@ class TaskScorer:
                 return self._failed(ScoreError.sandbox, exc, start)
             finally:
                 session.close()
-        return self._verdict(outcome, start)
+        return self._verdict(outcome, time.monotonic() - start)
+
+    def score_group(self, sources: list[str | None]) -> list[Score]:
+        """Scores of `sources`, graded one after another in one container by one verifier: each grading is
+        the one `score` gives (every run's defence, fresh twins and run order), and nothing of one
+        grading's runs is left for the next (`verifier.score_batch`); what is shared is the verifier's
+        start and its zygote. A submission the group could not finish (the verifier killed or crashed, a
+        task made before batches) is scored alone, so no submission's score depends on another's."""
+        if len(sources) < 2:
+            return [self.score(source) for source in sources]
+        start = time.monotonic()
+        outcomes: list[Any] = [None] * len(sources)
+        with self._slots:
+            session = self._take(start)
+            if isinstance(session, Score):
+                return [session] * len(sources)
+            try:
+                from repo2rlenv.validate import grade_batch_in
+
+                outcomes = grade_batch_in(session, self._tests, self.verifier_timeout, list(sources))
+            except Exception:  # the container failed under the group: each is scored alone instead
+                pass
+            finally:
+                session.close()
+        return [self.score(source) if outcome is None else self._verdict(outcome, outcome.duration_sec)
+                for source, outcome in zip(sources, outcomes)]
 
     def _take(self, start: float) -> Any:
         """A fresh container, or the Score saying why there is none."""
@@ -139,8 +167,7 @@ class TaskScorer:
                 return self._failed(ScoreError.sandbox, exc, start)
         return self._failed(ScoreError.sandbox, PoolClosed("the warm pool kept closing"), start)
 
-    def _verdict(self, outcome: Any, start: float) -> Score:
-        took = time.monotonic() - start
+    def _verdict(self, outcome: Any, took: float) -> Score:
         if outcome.timed_out:
             return Score(task_id=self.task_id, reward=None, error=ScoreError.timeout, duration_sec=took,
                          message=f"test.sh ran past the task's verifier timeout ({self.verifier_timeout:.0f}s)")
@@ -167,17 +194,19 @@ class TaskScorer:
         return Score(task_id=self.task_id, reward=None, error=kind, message=str(exc) or type(exc).__name__,
                      duration_sec=time.monotonic() - start)
 
-    def score_many(self, sources: Iterable[str | None]) -> list[Score]:
-        """Scores in the order given, up to the scorer's concurrency at a time."""
+    def score_many(self, sources: Iterable[str | None], *, group: int = DEFAULT_GROUP) -> list[Score]:
+        """Scores in the order given: groups of up to `group` (`score_group`; 1: a container each), up to
+        the scorer's concurrency at a time."""
         items = list(sources)
-        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(items) or 1))) as workers:
-            return list(workers.map(self.score, items))
+        chunks = [items[k:k + max(1, group)] for k in range(0, len(items), max(1, group))]
+        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(chunks) or 1))) as workers:
+            return [score for scores in workers.map(self.score_group, chunks) for score in scores]
 
     async def ascore(self, test_source: str | None) -> Score:
         return await asyncio.to_thread(self.score, test_source)
 
-    async def ascore_many(self, sources: Iterable[str | None]) -> list[Score]:
-        return list(await asyncio.gather(*(self.ascore(s) for s in sources)))
+    async def ascore_many(self, sources: Iterable[str | None], *, group: int = DEFAULT_GROUP) -> list[Score]:
+        return await asyncio.to_thread(self.score_many, list(sources), group=group)
 
     # -- tear-down ---------------------------------------------------------------------------------------
 
@@ -248,18 +277,33 @@ class DatasetScorer:
     def score(self, task_id: str, test_source: str | None) -> Score:
         return self.scorer(task_id).score(test_source)
 
-    def score_many(self, items: Iterable[tuple[str, str | None]]) -> list[Score]:
+    def score_many(self, items: Iterable[tuple[str, str | None]], *, group: int = DEFAULT_GROUP) -> list[Score]:
+        """Scores in the order given; submissions to the same task are graded in groups of up to `group`
+        (`TaskScorer.score_group`; 1: a container each)."""
         pairs = list(items)
-        for task_id, _ in pairs:
+        by_task: dict[str, list[int]] = {}
+        for k, (task_id, _) in enumerate(pairs):
             self.scorer(task_id)  # unknown ids fail before anything runs
-        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(pairs) or 1))) as workers:
-            return list(workers.map(lambda pair: self.score(*pair), pairs))
+            by_task.setdefault(task_id, []).append(k)
+        size = max(1, group)
+        chunks = [(task_id, ks[i:i + size]) for task_id, ks in by_task.items() for i in range(0, len(ks), size)]
+
+        def run(chunk: tuple[str, list[int]]) -> list[Score]:
+            task_id, ks = chunk
+            return self.scorer(task_id).score_group([pairs[k][1] for k in ks])
+
+        scores: list[Score | None] = [None] * len(pairs)
+        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(chunks) or 1))) as workers:
+            for (_, ks), got in zip(chunks, workers.map(run, chunks)):
+                for k, score in zip(ks, got):
+                    scores[k] = score
+        return [s for s in scores if s is not None]
 
     async def ascore(self, task_id: str, test_source: str | None) -> Score:
         return await asyncio.to_thread(self.score, task_id, test_source)
 
-    async def ascore_many(self, items: Iterable[tuple[str, str | None]]) -> list[Score]:
-        return list(await asyncio.gather(*(self.ascore(t, s) for t, s in items)))
+    async def ascore_many(self, items: Iterable[tuple[str, str | None]], *, group: int = DEFAULT_GROUP) -> list[Score]:
+        return await asyncio.to_thread(self.score_many, list(items), group=group)
 
     def close(self) -> None:
         with self._lock:

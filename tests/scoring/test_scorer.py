@@ -85,6 +85,26 @@ def test_many_sync_and_async_keep_order_and_agree(scored_dataset, oracle_of):
     assert sync == concurrent == [1.0, 0.0, 0.0, 1.0]
 
 
+def test_a_group_scores_each_submission_as_it_scores_alone(scored_dataset, oracle_of, tmp_path):
+    """One container and one verifier for the group (`score_group`): the rewards and cases of scoring each
+    alone, with the litterers (COUNTER, POISON) in the middle of it; a task whose test.sh predates groups
+    is scored one by one, with the same rewards."""
+    task = _task(scored_dataset)
+    oracle = oracle_of(scored_dataset, task.root.name)
+    sources = [oracle, None, COUNTER, POISON, WEAK, oracle, COUNTER]
+    with TaskScorer(task.root, warm=1, concurrency=1) as scorer:
+        alone = [scorer.score(source) for source in sources]
+        grouped = scorer.score_group(sources)
+    assert [s.reward for s in grouped] == [s.reward for s in alone]
+    assert grouped[0].reward == 1.0 and grouped[1].reward == 0.0 and all(s.ok for s in grouped)
+    assert [sorted(c.id for c in s.cases) for s in grouped] == [sorted(c.id for c in s.cases) for s in alone]
+    old = _copy(task, tmp_path / "old")
+    test_sh = old.tests / "test.sh"
+    test_sh.write_text(test_sh.read_text().replace('--strays kill "$@"', "--strays kill"))
+    with TaskScorer(old.root, warm=1, concurrency=1) as scorer:
+        assert [s.reward for s in scorer.score_group([oracle, None, WEAK])] == [1.0, 0.0, 0.0]
+
+
 def _containers(client) -> set[str]:
     return {c.id for c in client.containers.list(all=True, filters={"label": f"{LABEL}=session"})}
 

@@ -73,11 +73,60 @@ def score(workspace: Path, tests_dir: Path, logs_dir: Path, *, config: Path | No
             scratch.close(detach=detach_cleanup)
 
 
+def score_batch(workspace: Path, tests_dir: Path, logs_dir: Path, batch: Path, *, config: Path | None = None,
+                python: str | None = None, run_lint: bool = True, subreaper: bool = False,
+                detach_cleanup: bool = False, strays_killed: int | None = None) -> list[dict[str, Any]]:
+    """Grade a group of submissions to this task one after another, each as `score` grades one, with one
+    verifier start and one zygote (what a grading pays before its first run, about 40 % of it).
+    `run_lint=False` as for `score`.
+
+    `batch` (inside `tests_dir`, so hidden from every run) holds `items.json`, `[{"name": N, "source":
+    file or null}, ...]`: each source is put at the submission's path in `workspace` (null: none there)
+    and graded into `logs_dir/N/`. Between two gradings every process of the last one's runs has been
+    killed and what they wrote is deleted (`Runner.end`, `Scratch.reset`): what one submission's runs could
+    leave for the next is what a run can leave for another run of its own grading (docs/integrity.md)."""
+    import json
+
+    tests_dir, batch = Path(tests_dir).resolve(), Path(batch).resolve()
+    if not batch.is_relative_to(tests_dir):
+        raise ValueError(f"the batch dir {batch} is not inside the tests dir {tests_dir}: the runs could read it")
+    config = Path(config or tests_dir / "verifier_config.json")
+    items = json.loads((batch / "items.json").read_text(encoding="utf-8"))
+    submission = Path(workspace) / json.loads(config.read_text(encoding="utf-8"))["submission"]
+    names = [str(item["name"]) for item in items]
+    if len(set(names)) != len(names) or not all(n.isdigit() for n in names):
+        raise ValueError("batch items are named by distinct numbers")
+    scratch, failure = None, None
+    try:
+        scratch = vlayout.Scratch.open(Path(workspace), tests_dir, python or sys.executable)
+    except Exception as exc:
+        failure = exc
+    if subreaper:
+        _sibling("verifier_launch").become_subreaper()
+    grading = _sibling("verifier_grade")
+    graded = []
+    try:
+        for name, item in zip(names, items):
+            start = time.monotonic()
+            submission.unlink(missing_ok=True)
+            if item["source"] is not None:
+                submission.parent.mkdir(parents=True, exist_ok=True)
+                submission.write_bytes((batch / item["source"]).read_bytes())
+            graded.append(grading.grade(scratch, failure, tests_dir, Path(logs_dir) / name, config=config,
+                                        run_lint=run_lint, start=start, strays_killed=strays_killed))
+            if scratch is not None:
+                scratch.reset()
+    finally:
+        if scratch is not None:
+            scratch.close(detach=detach_cleanup)
+    return graded
+
+
 def _arguments(argv: list[str]) -> dict[str, str]:
     """`--config C --workspace W --logs L [--python P] [--strays kill]`, read without argparse (whose import
     costs about as much as everything else before the zygote starts); anything else gets argparse's usage
     error."""
-    names = {"--config", "--workspace", "--logs", "--python", "--strays"}
+    names = {"--config", "--workspace", "--logs", "--python", "--strays", "--batch"}
     pairs = dict(zip(argv[::2], argv[1::2]))
     if len(argv) % 2 or len(pairs) != len(argv) // 2 or not set(pairs) <= names \
             or not {"--config", "--workspace", "--logs"} <= set(pairs) or pairs.get("--strays", "kill") != "kill":
@@ -90,6 +139,8 @@ def _arguments(argv: list[str]) -> dict[str, str]:
         parser.add_argument("--python", default=None, help="interpreter for the test runs (default: this one)")
         parser.add_argument("--strays", choices=["kill"], default=None,
                             help="first kill the processes the agent left in this container (test.sh does)")
+        parser.add_argument("--batch", default=None,
+                            help="grade the submissions listed in BATCH/items.json one after another (scorers)")
         return {f"--{k}": v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
     return pairs
 
@@ -102,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     in_task = Path(__file__).resolve() == Path("/tests/verifier.py")
     strays = _sibling("verifier_strays").reap() if args.get("--strays") == "kill" and in_task else None
     config = Path(args["--config"])
+    if "--batch" in args:
+        for graded in score_batch(Path(args["--workspace"]), config.parent, Path(args["--logs"]), Path(args["--batch"]),
+                                  config=config, python=args.get("--python"), subreaper=True, detach_cleanup=True,
+                                  strays_killed=strays):
+            print(f"reward {graded['reward']}")
+        return 0
     details = score(Path(args["--workspace"]), config.parent, Path(args["--logs"]), config=config,
                     python=args.get("--python"), subreaper=True, detach_cleanup=True, strays_killed=strays)
     print(f"reward {details['reward']}" + (f" ({details['reason']})" if details["reason"] else ""))

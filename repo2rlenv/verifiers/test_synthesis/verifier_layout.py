@@ -231,6 +231,21 @@ class Scratch:
             raise
         return cls(tmp, layout, launcher, *hidden)
 
+    def reset(self) -> None:
+        """Between two gradings of a batch: the stage and every run's dirs and logs go (root removes what
+        the run uids made, whatever its modes); the zygote, the boot dir and the zygote's logs stay."""
+        keep = {self.layout.boot, self.layout.logs}
+        for entry in os.scandir(self.layout.base):
+            if Path(entry.path) not in keep:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        for entry in os.scandir(self.layout.logs):
+            if entry.name.startswith("run-"):
+                os.unlink(entry.path)
+        leftovers = [e.name for e in os.scandir(self.layout.base) if Path(e.path) not in keep]
+        if leftovers:
+            raise RuntimeError(f"the last grading's dirs could not be removed: {leftovers}")
+        self.layout.stage.mkdir(mode=0o700)
+
     def close(self, *, detach: bool = False) -> None:
         """Stop the zygote and remove the temp dir; with `detach`, the removal (tens of ms for a few copies
         of a big repository) runs in a process of its own that outlives this one."""
