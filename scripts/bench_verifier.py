@@ -10,7 +10,7 @@ graded is always this checkout's (written over the task's own). With
 `--baseline-ref REF`, the verifier as committed at REF grades in the same rounds too (from /tests_ref),
 so an older and the current verifier are compared side by side on the same noisy machine.
 
-    python3 scripts/bench_verifier.py TASK_DIR [TASK_DIR …] [--rounds 5] [--baseline-ref REF]
+    python3 scripts/bench_verifier.py TASK_DIR [TASK_DIR …] [--rounds 5] [--baseline-ref REF] [--group 8]
     python3 scripts/bench_verifier.py --generate  [--rounds 5]   # makes a task from examples/minicart first
 """
 
@@ -88,19 +88,22 @@ def _verifier_at(ref: str) -> dict[str, bytes]:
     return files
 
 
-def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None:
+def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None, group: int = 0) -> None:
     """Alternate a bare pytest run and a full grading of the task's oracle (and, given `baseline_ref`,
-    a grading by the verifier of that commit, from /tests_ref), `rounds` times; print medians."""
+    a grading by the verifier of that commit, from /tests_ref; given `group`, `group` gradings of the
+    oracle by one verifier, `test.sh --batch`), `rounds` times; print medians."""
     client = docker_client()
     image = build_task_image(client, task)
     runner = TaskRunner(client, task, image, Limits(timeout_sec=900, memory_mb=4096, cpus=2.0, pids=1024))
     bare_times, verifier_times, ref_times, bare_cpu, verifier_cpu, ref_cpu, details = [], [], [], [], [], [], []
+    group_cpu: list[float] = []
     with DockerSession(client, image, runner.limits, harden=False) as session:
         runner.solve_with_oracle(session)
         files = {f"/tests/{p.relative_to(task.tests).as_posix()}": p.read_bytes()
                  for p in task.tests.rglob("*") if p.is_file()}
         # The verifier graded is this checkout's, whenever the task was made.
         files.update({f"/tests/{p.name}": p.read_bytes() for p in (ROOT / VERIFIER_PATH).glob("verifier*.py")})
+        files["/tests/test.sh"] = (ROOT / "repo2rlenv" / "harbor_templates" / "test.sh").read_bytes()
         session.write_files(files)
         if baseline_ref:
             ref_files = {k.replace("/tests/", "/tests_ref/", 1): v for k, v in files.items()
@@ -125,6 +128,8 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
             reward = (session.read_file("/logs/verifier/reward.txt") or b"?").decode().strip()
             assert reward == "1.0", f"oracle scored {reward}"
             details.append(json.loads(session.read_file("/logs/verifier/reward-details.json") or b"{}"))
+            if group:
+                group_cpu.append(_group_cpu(session, runner.test_path, group))
     b, v = statistics.median(bare_times), statistics.median(verifier_times)
     bc, vc = statistics.median(bare_cpu), statistics.median(verifier_cpu)
     print(f"task: {task.root.name}  rounds: {rounds}  runs started by: "
@@ -136,6 +141,10 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
     print(f"each graded run after the 1st : {(v - b) / max(1, runs - 1) / b:.3f} x a bare run   (target <= 0.25)")
     print(f"CPU seconds, bare / verifier  : {bc:.2f} / {vc:.2f}  (ratio {vc / bc:.2f}x)")
     print(f"verifier stages (median)      : {_median_stages(details)}")
+    if group:
+        g = statistics.median(group_cpu)
+        print(f"CPU seconds per grading in a group of {group} (one verifier, test.sh --batch): {g:.2f}  "
+              f"(alone {vc:.2f}; group / alone: {g / vc:.2f})")
     if baseline_ref:
         r = statistics.median(ref_times)
         rc = statistics.median(ref_cpu)
@@ -145,17 +154,33 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None) -> None
               f"(this / it: {vc / rc:.2f})")
 
 
+def _group_cpu(session: DockerSession, test_path: str, group: int) -> float:
+    """CPU seconds per grading when `group` copies of the oracle (at /workspace/`test_path`) are graded by
+    one verifier; each must score 1.0."""
+    oracle = session.read_file(f"/workspace/{test_path}")
+    items = [{"name": str(k), "source": f"{k}.py"} for k in range(group)]
+    session.write_files({"/tests/batch/items.json": json.dumps(items).encode(),
+                         **{f"/tests/batch/{k}.py": oracle for k in range(group)}})
+    _, cpu, _ = _timed(session, ["bash", "/tests/test.sh", "--batch", "/tests/batch"], None)
+    rewards = [(session.read_file(f"/logs/verifier/{k}/reward.txt") or b"?").decode().strip() for k in range(group)]
+    assert rewards == ["1.0"] * group, f"the oracle scored {rewards} in a group"
+    session.write_files({f"/workspace/{test_path}": oracle})  # the group leaves the last item's file there
+    return cpu / group
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*", type=Path, metavar="TASK_DIR")
     parser.add_argument("--generate", action="store_true")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline-ref", metavar="REF", help="also time the verifier as committed at REF")
+    parser.add_argument("--group", type=int, default=0, metavar="K",
+                        help="also grade K copies of the oracle with one verifier (what score_many does)")
     args = parser.parse_args()
     if not args.tasks and not args.generate:
         parser.error("give TASK_DIRs or --generate")
     for path in [*args.tasks, *([_generated_task()] if args.generate else [])]:
-        bench(TaskPaths(path), args.rounds, args.baseline_ref)
+        bench(TaskPaths(path), args.rounds, args.baseline_ref, args.group)
     return 0
 
 

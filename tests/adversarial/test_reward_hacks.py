@@ -468,13 +468,16 @@ HACKS = [
          _memory_bug("struct_reinit_reader.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "the unpickler's load re-entered from append: a freed result, a bytearray reads any address",
          _memory_bug("unpickler_reentry_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "list comparison compares an item it does not hold again: a fake object reads any address",
+         _memory_bug("list_richcompare_reader.py"), check=lambda task, details: _hardened(details)),
 ]
 
 
 def _hardened(details):
-    assert details["native"]["interpreter"].get("hardened") == ["array", "streams", "pickle", "pairwise", "bytearray", "mmap",
-                                                                "memoryview", "_pickle", "_struct", "pyexpat",
-                                                                "sqlite3", "elementtree", "_imp"], \
+    assert details["native"]["interpreter"].get("hardened") == ["array", "streams", "pickle", "pairwise", "bytearray", "bytes",
+                                                                "mmap", "memoryview", "_pickle", "_struct", "pyexpat",
+                                                                "sqlite3", "held items", "print/input", "counter",
+                                                                "elementtree", "json", "asyncio", "_imp"], \
         details["native"]
 
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or

@@ -186,7 +186,8 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
         plausible = {{"map_library": ({str(lib)!r}, 2), "create_ruleset": (None, 1), "add_rule": (0, 1, b"x"),
                      "restrict_self": (0,), "seccomp": (b"12345678",), "set_pdeathsig": (9,), "set_dumpable": (True,),
                      "audit_hook": (lambda e, a, f: None, ("x",), ()), "record_lines": ({{}}, set()),
-                     "harden_streams": (None,) * 6, "harden_type": (bytearray, {{}}, 1)}}
+                     "harden_streams": (None,) * 6, "harden_type": (bytearray, {{}}, 1),
+                     "hold_items": (list, list), "hold_streams": (k,)}}
         kept = {{"arm", "settrace", "trace_here", "frame_argument", "lock"}}
         refused = {{}}
         for name in dir(k):
@@ -215,7 +216,8 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     """)
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
                                    "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
-                                   "harden_array", "harden_streams", "harden_type", "guard_imports",
+                                   "harden_array", "harden_streams", "harden_type", "hold_items", "hold_streams",
+                                   "guard_imports",
                                    "early map_library"}
     for name, why in got["refused"].items():
         assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name
@@ -792,3 +794,112 @@ def test_picklers_structs_and_parsers_are_not_used_again_from_inside_their_own_c
     assert got["tags"] == ["a"]
     assert got["subclass reader"] == "hi"
     assert got["created again"] == {"_struct": "ImportError", "pyexpat": "ImportError", "_elementtree": "ImportError"}
+
+
+def test_lists_and_deques_hold_the_items_they_compare(built):
+    # Red team round 22: list's comparison compares the first items that differ again while holding neither
+    # (CPython gh-120298, every 3.11): a __lt__ that empties the other list freed the item compared, and a
+    # fake object took its place (any address read). deque.index likewise (gh-115243, Debian's 3.11.2).
+    # Held: the item dies after the comparison it is in, never inside it; every result is unchanged.
+    got = _run(built, """
+        import collections, math
+        cases = [([1, 2], [1, 3]), ([1, 2], [1, 2, 0]), ([], []), ([math.nan], [math.nan]), ([[1, [2]]], [[1, [3]]]),
+                 (["a", 1], ["a", 1.0]), ([1, "x"], [1, 2]), ([None], [None]), ([2, 1], [1, 2])]
+        ops = ("__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__")
+
+        def table():
+            out = []
+            for a, b in cases:
+                for op in ops:
+                    for call in (lambda: getattr(a, op)(b), lambda: getattr(list, op)(a, b)):
+                        try:
+                            out.append(repr(call()))
+                        except TypeError as exc:
+                            out.append("TypeError")
+                out.append([a < b, a == b, a >= b, type("L", (list,), {})(a) <= b] if "x" not in a else "skip")
+            return out
+
+        before = table()
+        Early = type("Early", (list,), {})  # a subclass made before: its copied slot is replaced too
+        k.hold_items(list, collections.deque)
+        events = []
+
+        class Right:
+            def __del__(self):
+                events.append("freed")
+            def __gt__(self, other):
+                events.append("compared")
+                return False
+
+        class Left:
+            def __eq__(self, other):
+                return False
+            def __lt__(self, other):
+                del other
+                self.right.clear()
+                return NotImplemented
+
+        out = {"same results": table() == before}
+        for name, make in {"list": list, "early": Early}.items():
+            events.clear()
+            left, right = Left(), [Right()]
+            left.right = right
+            out[name] = [make([left]) < right, list(events)]
+
+        class Clearing:
+            def __init__(self, d):
+                self.d = d
+            def __eq__(self, other):
+                self.d.clear()
+                return False
+        d = collections.deque()
+        d.extend([Clearing(d), 2])
+        try:
+            d.index(2)
+        except RuntimeError as exc:
+            out["deque cleared"] = str(exc)
+        d = collections.deque([1, 2, 3, 2])
+        out["deque plain"] = [d.index(2), d.index(2, -2), d.index(3, 0, 100)]
+        try:
+            d.index(9)
+        except ValueError as exc:
+            out["deque missing"] = str(exc)
+        print(json.dumps(out))
+    """)
+    assert got["same results"] is True
+    assert got["list"] == got["early"] == [False, ["compared", "freed"]]
+    assert got["deque cleared"] == "deque mutated during iteration"
+    assert got["deque plain"] == [1, 3, 2] and got["deque missing"] == "9 is not in deque"
+
+
+def test_print_and_input_hold_the_streams_they_use(built):
+    # Round 22's survey: print and input read sys.stdout (and stdin, stderr) without holding them (CPython
+    # gh-130163, 3.11): an argument's __str__ replacing sys.stdout freed the file print then wrote to.
+    got = _run(built, """
+        import builtins, io
+        k.hold_streams(builtins)
+        freed = []
+
+        class Out(io.StringIO):
+            def __del__(self):
+                freed.append(self.getvalue())
+
+        class Swap:
+            def __str__(self):
+                sys.stdout = io.StringIO()
+                return "x"
+
+        real = sys.stdout
+        sys.stdout = Out()
+        print(Swap(), Swap())
+        sys.stdout = real
+        into = io.StringIO()
+        print("a", 1, sep="-", end="!", file=into)
+        sys.stdin = io.StringIO("typed\\n")
+        sys.stdout = io.StringIO()
+        typed = input("prompt? ")
+        sys.stdout, sys.stdin = real, sys.__stdin__
+        print(json.dumps({"freed": freed, "into": into.getvalue(), "typed": typed,
+                          "names": [print.__name__, input.__name__]}))
+    """)
+    assert got == {"freed": ["x x\n"], "into": "a-1!", "typed": "typed", "names": ["print", "input"]}

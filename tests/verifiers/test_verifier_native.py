@@ -198,7 +198,18 @@ def test_unpickler_memo_replaced_during_load():
 def test_pure_python_elementtree():
     assert isinstance(ET.Element.__init__, types.FunctionType)
 
+def test_kept_out_and_replaced():
+    import asyncio, collections, json.encoder
+    assert json.encoder.c_make_encoder is None and asyncio.Future.__module__ == "asyncio.futures"
+    assert isinstance(collections._count_elements, types.FunctionType)
+
 def test_honest_use_keeps_working():
+    import asyncio, collections, json
+    assert json.loads(json.dumps({"a": [1, 2.5, "x"]})) == {"a": [1, 2.5, "x"]}
+    assert collections.Counter("abca").most_common(1) == [("a", 2)]
+    assert b"-".join([b"a", bytearray(b"b"), memoryview(b"c")]) == b"a-b-c"
+    assert asyncio.run(asyncio.sleep(0, result=7)) == 7
+    print("printed", 1, sep="-")
     root = ET.fromstring("<a><b n='1'/><b n='2'/></a>")
     assert [b.get("n") for b in root.findall("b")] == ["1", "2"] and b"<b n=" in ET.tostring(root)
     class Plain(pickle.Unpickler):
@@ -213,15 +224,17 @@ def test_honest_use_keeps_working():
 def test_round_21s_reentries_are_refused_and_honest_use_is_not(make_task) -> None:
     """A Struct initialised again from inside its own pack (gh-143379), an unpickler's memo replaced while it
     loads (the freed memo read after): refused in a graded run; ElementTree is the pure-Python one there
-    (the C Element's use-after-frees, gh-126033/126037); honest XML, pickling (a subclass of Unpickler too)
+    (the C Element's use-after-frees, gh-126033/126037), json and asyncio too, Counter tallies in Python (round
+    22's survey); honest XML, JSON, asyncio, Counter, bytes.join, print, pickling (a subclass of Unpickler too)
     and struct use pass."""
     details = make_task(ROUND_21_SUBMISSION).score(run_lint=False)
     outcomes = {c["id"].rsplit("::", 1)[1]: set(c["outcomes"].values()) for c in details["cases"]}
     assert outcomes == {"test_struct_init_from_its_own_pack": {"failed"},
                         "test_unpickler_memo_replaced_during_load": {"failed"},
-                        "test_pure_python_elementtree": {"passed"}, "test_honest_use_keeps_working": {"passed"}}, \
+                        "test_pure_python_elementtree": {"passed"}, "test_honest_use_keeps_working": {"passed"},
+                        "test_kept_out_and_replaced": {"passed"}}, \
         outcomes
-    assert "elementtree" in details["native"]["interpreter"]["hardened"]
+    assert {"elementtree", "json", "asyncio"} <= set(details["native"]["interpreter"]["hardened"])
 
 
 HARDENED_CHECK = """
@@ -325,5 +338,6 @@ def test_the_base_images_array_is_hardened_by_their_kernel_module(image: str) ->
                            "rfind": -1, "mmap": "mmap closed or invalid", "sqlite": "user-defined function raised exception",
                            "struct": "RuntimeError"},
                    "len": 400, "first": 7, "builtin": True, "raw saw": ["bytearray"],
-                   "hardened": ["array", "streams", "pickle", "pairwise", "bytearray", "mmap", "memoryview", "_pickle",
-                                "_struct", "pyexpat", "sqlite3", "_imp"]}, got
+                   "hardened": ["array", "streams", "pickle", "pairwise", "bytearray", "bytes", "mmap", "memoryview",
+                                "_pickle", "_struct", "pyexpat", "sqlite3", "held items", "print/input", "counter",
+                                "_imp"]}, got

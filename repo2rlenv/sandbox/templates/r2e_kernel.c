@@ -812,7 +812,8 @@ harden_array(PyObject *self, PyObject *type)
  * handed a spec of its own with the name it was checked for (a spec's `name` could change between reads). */
 static PyObject *imp_original[2];
 static const char *const refused_modules[] = {"array", "_imp", "_io", "_pickle", "itertools", "mmap", "_sqlite3",
-                                              "_struct", "pyexpat", "_elementtree", NULL};
+                                              "_struct", "pyexpat", "_elementtree", "_collections", "_json",
+                                              "_asyncio", NULL};
 
 static PyObject *
 guarded_create(int which, PyObject *args)
@@ -1459,10 +1460,11 @@ guarded_get(PyObject *self, PyObject *obj, PyObject *type)
     return obj == NULL ? Py_NewRef(self) : PyMethod_New(self, obj);
 }
 
+/* Guarded and GuardedSetter both begin with the object they stand for. */
 static void
-guarded_dealloc(Guarded *self)
+guarded_dealloc(PyObject *self)
 {
-    Py_XDECREF(self->original);
+    Py_XDECREF(((Guarded *)self)->original);
     PyObject_Free(self);
 }
 
@@ -1470,7 +1472,7 @@ static PyTypeObject Guarded_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "_r2e_kernel.Guarded",
     .tp_basicsize = sizeof(Guarded),
-    .tp_dealloc = (destructor)guarded_dealloc,
+    .tp_dealloc = guarded_dealloc,
     .tp_call = (ternaryfunc)guarded_call,
     .tp_descr_get = guarded_get,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1504,18 +1506,11 @@ setter_set(GuardedSetter *self, PyObject *obj, PyObject *value)
     return set(self->original, obj, value);
 }
 
-static void
-setter_dealloc(GuardedSetter *self)
-{
-    Py_XDECREF(self->original);
-    PyObject_Free(self);
-}
-
 static PyTypeObject GuardedSetter_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "_r2e_kernel.GuardedSetter",
     .tp_basicsize = sizeof(GuardedSetter),
-    .tp_dealloc = (destructor)setter_dealloc,
+    .tp_dealloc = guarded_dealloc,
     .tp_descr_get = (descrgetfunc)setter_get,
     .tp_descr_set = (descrsetfunc)setter_set,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1654,11 +1649,10 @@ guard_method(PyTypeObject *t, PyObject *name, int flags)
     return rc;
 }
 
-/* A subclass made before the hardening copied the original slot pointers when it was created: each one it
- * still has is replaced too (its instances find `g` through tp_base), or its indexing would reach the
- * unguarded C code. Subclasses made later inherit the guarded slots. */
+/* `visit(sub, arg)` for every subclass of `t`, theirs too (what exists now: subclasses made before a
+ * hardening copied the original slot pointers when they were created; later ones inherit the new ones). */
 static int
-guard_subclasses(PyTypeObject *t, GuardedType *g)
+for_each_subclass(PyTypeObject *t, void (*visit)(PyTypeObject *, void *), void *arg)
 {
     PyObject *subs = PyObject_CallMethod((PyObject *)t, "__subclasses__", NULL);
     if (subs == NULL || !PyList_Check(subs)) {
@@ -1668,28 +1662,36 @@ guard_subclasses(PyTypeObject *t, GuardedType *g)
         return -1;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++) {
-        PyTypeObject *s = (PyTypeObject *)PyList_GET_ITEM(subs, i);
-        if (s->tp_as_mapping != NULL && g->subscript != NULL && s->tp_as_mapping->mp_subscript == g->subscript)
-            s->tp_as_mapping->mp_subscript = guarded_subscript;
-        if (s->tp_as_mapping != NULL && g->ass_subscript != NULL &&
-            s->tp_as_mapping->mp_ass_subscript == g->ass_subscript)
-            s->tp_as_mapping->mp_ass_subscript = guarded_ass_subscript;
-        if (s->tp_as_sequence != NULL && g->contains != NULL && s->tp_as_sequence->sq_contains == g->contains)
-            s->tp_as_sequence->sq_contains = guarded_contains;
-        if (s->tp_as_number != NULL && g->remainder != NULL && s->tp_as_number->nb_remainder == g->remainder)
-            s->tp_as_number->nb_remainder = guarded_remainder;
-        if (g->call != NULL && s->tp_call == g->call)
-            s->tp_call = guarded_tp_call;
-        if (g->iternext != NULL && s->tp_iternext == g->iternext)
-            s->tp_iternext = guarded_iternext;
-        PyType_Modified(s);
-        if (guard_subclasses(s, g) < 0) {
+        PyTypeObject *sub = (PyTypeObject *)PyList_GET_ITEM(subs, i);
+        visit(sub, arg);
+        PyType_Modified(sub);
+        if (for_each_subclass(sub, visit, arg) < 0) {
             Py_DECREF(subs);
             return -1;
         }
     }
     Py_DECREF(subs);
     return 0;
+}
+
+/* Each original slot a subclass still has is replaced too (its instances find `g` through tp_base), or its
+ * indexing would reach the unguarded C code. */
+static void
+guard_subclass(PyTypeObject *s, void *arg)
+{
+    GuardedType *g = arg;
+    if (s->tp_as_mapping != NULL && g->subscript != NULL && s->tp_as_mapping->mp_subscript == g->subscript)
+        s->tp_as_mapping->mp_subscript = guarded_subscript;
+    if (s->tp_as_mapping != NULL && g->ass_subscript != NULL && s->tp_as_mapping->mp_ass_subscript == g->ass_subscript)
+        s->tp_as_mapping->mp_ass_subscript = guarded_ass_subscript;
+    if (s->tp_as_sequence != NULL && g->contains != NULL && s->tp_as_sequence->sq_contains == g->contains)
+        s->tp_as_sequence->sq_contains = guarded_contains;
+    if (s->tp_as_number != NULL && g->remainder != NULL && s->tp_as_number->nb_remainder == g->remainder)
+        s->tp_as_number->nb_remainder = guarded_remainder;
+    if (g->call != NULL && s->tp_call == g->call)
+        s->tp_call = guarded_tp_call;
+    if (g->iternext != NULL && s->tp_iternext == g->iternext)
+        s->tp_iternext = guarded_iternext;
 }
 
 /* harden_type(type, {method name: flags}, slot flags) -> None, once per type. Slots: with G_PLAIN the
@@ -1746,7 +1748,231 @@ harden_type(PyObject *self, PyObject *args)
     if ((slots & G_SCOPED) && (g->iternext = t->tp_iternext) != NULL)
         t->tp_iternext = guarded_iternext;
     PyType_Modified(t);
-    if (guard_subclasses(t, g) < 0)
+    if (for_each_subclass(t, guard_subclass, g) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ items held while compared
+ * Red team round 22: list's comparison on 3.11 (CPython gh-120298, fixed in 3.12.5) compares the first
+ * items that differ a second time, with the test's operator, while holding neither: a `__lt__` that empties
+ * the other list frees the item being compared, a bytearray's buffer takes its block, and the interpreter
+ * then reads a type of the test's making from it (a fake object, any address read). deque.index on 3.11.2
+ * compares each item without holding it (gh-115243) the same way. These hold every item they compare
+ * (as the fixed releases do), whatever the interpreter. */
+static richcmpfunc original_list_richcompare;
+
+static PyObject *
+held_list_richcompare(PyObject *v, PyObject *w, int op)
+{
+    if (!PyList_Check(v) || !PyList_Check(w))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyListObject *vl = (PyListObject *)v, *wl = (PyListObject *)w;
+    if (Py_SIZE(vl) != Py_SIZE(wl) && (op == Py_EQ || op == Py_NE)) {
+        if (op == Py_EQ)
+            Py_RETURN_FALSE;
+        Py_RETURN_TRUE;
+    }
+    Py_ssize_t i;
+    for (i = 0; i < Py_SIZE(vl) && i < Py_SIZE(wl); i++) {
+        PyObject *vitem = vl->ob_item[i], *witem = wl->ob_item[i];
+        if (vitem == witem)
+            continue;
+        Py_INCREF(vitem);
+        Py_INCREF(witem);
+        int k = PyObject_RichCompareBool(vitem, witem, Py_EQ);
+        Py_DECREF(vitem);
+        Py_DECREF(witem);
+        if (k < 0)
+            return NULL;
+        if (!k)
+            break;
+    }
+    if (i >= Py_SIZE(vl) || i >= Py_SIZE(wl))
+        Py_RETURN_RICHCOMPARE(Py_SIZE(vl), Py_SIZE(wl), op);
+    if (op == Py_EQ)
+        Py_RETURN_FALSE;
+    if (op == Py_NE)
+        Py_RETURN_TRUE;
+    PyObject *vitem = Py_NewRef(vl->ob_item[i]), *witem = Py_NewRef(wl->ob_item[i]);
+    PyObject *result = PyObject_RichCompare(vitem, witem, op);
+    Py_DECREF(vitem);
+    Py_DECREF(witem);
+    return result;
+}
+
+/* list.__lt__ and the others: their slot wrappers keep the original C function. */
+#define HELD_COMPARE(name, op) \
+    static PyObject *held_##name(PyObject *self, PyObject *other) { return held_list_richcompare(self, other, op); }
+HELD_COMPARE(lt, Py_LT)
+HELD_COMPARE(le, Py_LE)
+HELD_COMPARE(eq, Py_EQ)
+HELD_COMPARE(ne, Py_NE)
+HELD_COMPARE(gt, Py_GT)
+HELD_COMPARE(ge, Py_GE)
+static PyMethodDef held_compare_defs[] = {
+    {"__lt__", held_lt, METH_O, "self < other, each item held while compared (repo2rlenv verifier)"},
+    {"__le__", held_le, METH_O, "self <= other, each item held while compared (repo2rlenv verifier)"},
+    {"__eq__", held_eq, METH_O, "self == other, each item held while compared (repo2rlenv verifier)"},
+    {"__ne__", held_ne, METH_O, "self != other, each item held while compared (repo2rlenv verifier)"},
+    {"__gt__", held_gt, METH_O, "self > other, each item held while compared (repo2rlenv verifier)"},
+    {"__ge__", held_ge, METH_O, "self >= other, each item held while compared (repo2rlenv verifier)"},
+};
+
+/* Subclasses made before copied the original comparison slot. */
+static void
+hold_in_subclass(PyTypeObject *sub, void *unused)
+{
+    if (sub->tp_richcompare == original_list_richcompare)
+        sub->tp_richcompare = held_list_richcompare;
+}
+
+/* deque.index(value, [start, [stop]]) over a list of the deque's items (each held while compared); the
+ * deque changing size meanwhile is the RuntimeError deque's own index raises. */
+static PyObject *
+held_deque_index(PyObject *self, PyObject *args)
+{
+    PyObject *v, *start_obj = NULL, *stop_obj = NULL;
+    if (!PyArg_ParseTuple(args, "O|OO:index", &v, &start_obj, &stop_obj))
+        return NULL;
+    Py_ssize_t start = 0, stop = PY_SSIZE_T_MAX;
+    if (start_obj != NULL && (start = PyNumber_AsSsize_t(start_obj, NULL)) == -1 && PyErr_Occurred())
+        return NULL;
+    if (stop_obj != NULL && (stop = PyNumber_AsSsize_t(stop_obj, NULL)) == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *items = PySequence_List(self);  /* after the conversions: they may change the deque */
+    if (items == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    if (start < 0 && (start += n) < 0)
+        start = 0;
+    if (stop < 0 && (stop += n) < 0)
+        stop = 0;
+    if (stop > n)
+        stop = n;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        int cmp = PyObject_RichCompareBool(PyList_GET_ITEM(items, i), v, Py_EQ);  /* `items` holds it */
+        if (cmp < 0) {
+            Py_DECREF(items);
+            return NULL;
+        }
+        if (PyObject_Length(self) != n) {
+            Py_DECREF(items);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "deque mutated during iteration");
+            return NULL;
+        }
+        if (cmp > 0) {
+            Py_DECREF(items);
+            return PyLong_FromSsize_t(i);
+        }
+    }
+    Py_DECREF(items);
+    PyErr_Format(PyExc_ValueError, "%R is not in deque", v);
+    return NULL;
+}
+
+static PyMethodDef held_deque_index_def = {
+    "index", held_deque_index, METH_VARARGS,
+    "D.index(value, [start, [stop]]) -> first index of value, each item held while compared (repo2rlenv verifier)"};
+
+static int items_held;
+
+/* hold_items(list, collections.deque): list's comparison and deque.index hold what they compare. */
+static PyObject *
+hold_items(PyObject *self, PyObject *args)
+{
+    PyObject *list_type, *deque_type;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &list_type, &PyType_Type, &deque_type))
+        return NULL;
+    if (list_type != (PyObject *)&PyList_Type) {
+        PyErr_SetString(PyExc_TypeError, "hold_items takes list and collections.deque");
+        return NULL;
+    }
+    if (items_held) {
+        PyErr_SetString(PyExc_RuntimeError, "items are held already");
+        return NULL;
+    }
+    original_list_richcompare = PyList_Type.tp_richcompare;
+    PyList_Type.tp_richcompare = held_list_richcompare;
+    PyType_Modified(&PyList_Type);
+    for (size_t i = 0; i < sizeof(held_compare_defs) / sizeof(held_compare_defs[0]); i++)
+        if (set_method(&PyList_Type, &held_compare_defs[i]) < 0)
+            return NULL;
+    if (for_each_subclass(&PyList_Type, hold_in_subclass, NULL) < 0 ||
+        set_method((PyTypeObject *)deque_type, &held_deque_index_def) < 0)
+        return NULL;
+    items_held = 1;
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ print and input hold sys's streams
+ * On 3.11 print and input read sys.stdout (input: stdin and stderr too) without holding them (CPython
+ * gh-130163, fixed in 3.12): an argument's __str__ (a prompt's) that replaces sys.stdout frees the file
+ * they then write to (a crash on Debian's 3.11.2, round 22's survey). These hold them for the call. */
+static PyObject *original_print, *original_input;
+
+static PyObject *
+held_print(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *file = kwargs != NULL ? PyDict_GetItemString(kwargs, "file") : NULL;  /* borrowed */
+    PyObject *out = PySys_GetObject("stdout");  /* borrowed */
+    if ((file != NULL && file != Py_None) || out == NULL || out == Py_None)
+        return PyObject_Call(original_print, args, kwargs);
+    PyObject *held = kwargs != NULL ? PyDict_Copy(kwargs) : PyDict_New();
+    if (held == NULL || PyDict_SetItemString(held, "file", out) < 0) {  /* the copy holds the stream */
+        Py_XDECREF(held);
+        return NULL;
+    }
+    PyObject *result = PyObject_Call(original_print, args, held);
+    Py_DECREF(held);
+    return result;
+}
+
+static PyObject *
+held_input(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *streams[3] = {PySys_GetObject("stdin"), PySys_GetObject("stdout"), PySys_GetObject("stderr")};
+    for (int i = 0; i < 3; i++)
+        Py_XINCREF(streams[i]);
+    PyObject *result = PyObject_Call(original_input, args, kwargs);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(streams[i]);
+    return result;
+}
+
+static PyMethodDef held_print_def = {"print", (PyCFunction)(void (*)(void))held_print, METH_VARARGS | METH_KEYWORDS,
+                                     "print(*values, sep=' ', end='\\n', file=None, flush=False), sys.stdout held (repo2rlenv verifier)"};
+static PyMethodDef held_input_def = {"input", (PyCFunction)(void (*)(void))held_input, METH_VARARGS | METH_KEYWORDS,
+                                     "input(prompt='', /), sys's streams held (repo2rlenv verifier)"};
+
+/* hold_streams(builtins): builtins.print and builtins.input hold the streams they use. */
+static PyObject *
+hold_streams(PyObject *self, PyObject *module)
+{
+    if (!PyModule_Check(module) || original_print != NULL) {
+        PyErr_SetString(original_print != NULL ? PyExc_RuntimeError : PyExc_TypeError,
+                        original_print != NULL ? "the streams are held already" : "hold_streams takes builtins");
+        return NULL;
+    }
+    PyObject *dict = PyModule_GetDict(module);  /* borrowed */
+    PyObject *print = PyDict_GetItemString(dict, "print"), *input = PyDict_GetItemString(dict, "input");
+    if (print == NULL || input == NULL || !PyCFunction_Check(print) || !PyCFunction_Check(input)) {
+        PyErr_SetString(PyExc_TypeError, "builtins has no C print and input");
+        return NULL;
+    }
+    PyObject *new_print = PyCFunction_New(&held_print_def, NULL), *new_input = PyCFunction_New(&held_input_def, NULL);
+    if (new_print == NULL || new_input == NULL) {
+        Py_XDECREF(new_print);
+        Py_XDECREF(new_input);
+        return NULL;
+    }
+    original_print = Py_NewRef(print);
+    original_input = Py_NewRef(input);
+    int rc = PyDict_SetItemString(dict, "print", new_print) | PyDict_SetItemString(dict, "input", new_input);
+    Py_DECREF(new_print);
+    Py_DECREF(new_input);
+    if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1770,6 +1996,8 @@ static PyMethodDef methods[] = {
     {"harden_array", harden_array, METH_O, "array.array's entry points that run a conversion in its C code take plain items"},
     {"harden_streams", harden_streams, METH_VARARGS, "streams handed to buffered IO and pickle read and write through copies; pairwise not re-entered"},
     {"harden_type", harden_type, METH_VARARGS, "a type's named methods and slots take plain arguments, or count or refuse calls"},
+    {"hold_items", hold_items, METH_VARARGS, "list's comparison and deque.index hold every item they compare"},
+    {"hold_streams", hold_streams, METH_O, "builtins.print and input hold the sys streams they use"},
     {"guard_imports", guard_imports, METH_O, "_imp's creators refuse creating array (or _imp) again"},
     {"lock", lock, METH_NOARGS, "from now on, refuse every set-up call (the submission runs next)"},
     {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},

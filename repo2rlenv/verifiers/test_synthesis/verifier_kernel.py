@@ -398,6 +398,9 @@ def _argument_rules():
     import mmap
 
     rules = [("bytearray", bytearray, _plain_methods(bytearray, join=_PLAIN | _ITERABLE_FIRST), _PLAIN),
+             # bytes.join keeps a pointer into a list's items while a __buffer__ of the test's runs (3.12+:
+             # a Python __buffer__ that empties the list, a crash on 3.13.5): the iterable is read out first.
+             ("bytes", bytes, {"join": _PLAIN | _ITERABLE_FIRST}, 0),
              ("mmap", mmap.mmap, _plain_methods(mmap.mmap), _PLAIN),
              ("memoryview", memoryview, _plain_methods(memoryview), _PLAIN)]
     import importlib
@@ -419,7 +422,8 @@ def harden_memory():
     conversion of the test's runs for; streams handed to buffered IO and the unpickler are read and written
     through copies (round 20); bytearray's, mmap's and memoryview's methods make their arguments plain
     first, sqlite3 refuses closing or changing a connection while one of its statements runs, picklers,
-    Structs and expat parsers are not used again from inside their own calls (round 21); and none of those
+    Structs and expat parsers are not used again from inside their own calls (round 21), list's comparison
+    and deque.index hold the items they compare (round 22); and none of those
     modules is created again (`_r2e_kernel.harden_array`, `harden_streams`, `harden_type`,
     `guard_imports`), nor `_elementtree`, which the zygote keeps out (`verifier_zygote.warm`). Called in
     the zygote before any run forks. Returns what is hardened ([] with the ctypes door: a residual
@@ -427,10 +431,13 @@ def harden_memory():
     door = calls()
     if not hasattr(door, "harden_array"):
         return []
+    import _collections
     import _imp
     import _io
     import _pickle
     import array
+    import builtins
+    import collections
     import itertools
 
     door.harden_array(array.array)
@@ -444,10 +451,27 @@ def harden_memory():
         door.harden_type(kind, methods, slots)
         if name not in hardened:
             hardened.append(name)
+    # Round 22: list's comparison (gh-120298, every 3.11) and deque.index (gh-115243, Debian's 3.11.2)
+    # compare items they do not hold; a __lt__ freeing one made a fake object, any address read. print and
+    # input use sys's streams without holding them (gh-130163, 3.11). Counter's C tally adds to a count it
+    # does not hold (gh-143004, both images): the standard library's Python tally replaces it.
+    door.hold_items(list, collections.deque)
+    door.hold_streams(builtins)
+    for module in (collections, _collections):
+        module._count_elements = _count_elements
+    hardened += ["held items", "print/input", "counter"]
     door.guard_imports(_imp)
-    if "_elementtree" in sys.modules and sys.modules["_elementtree"] is None:
-        hardened.append("elementtree")
+    for name in ("_elementtree", "_json", "_asyncio"):  # kept out by the zygote (verifier_zygote.KEPT_OUT)
+        if name in sys.modules and sys.modules[name] is None:
+            hardened.append(name.lstrip("_"))
     return hardened + ["_imp"]
+
+
+def _count_elements(mapping, iterable):
+    """Tally elements from the iterable (collections' own Python version, used where `_collections` has none)."""
+    mapping_get = mapping.get
+    for elem in iterable:
+        mapping[elem] = mapping_get(elem, 0) + 1
 
 
 def lock():

@@ -57,8 +57,13 @@ buffer), and sqlite3 refuses closing or changing a connection while one of its s
 every interpreter). INTEGRITY_VERSION 13. 14: round 21's second shape, an object used again from inside
 one of its own calls (an unpickler's load, a Struct re-initialised inside its pack: readers of any address
 on both images): picklers, Structs and expat parsers refuse it, C ElementTree is kept out of graded runs,
-and subclasses of the unpickler and buffered streams are no longer refused. INTEGRITY_VERSION 14.
+and subclasses of the unpickler and buffered streams are no longer refused. INTEGRITY_VERSION 14. 15: round 22:
+list's comparison re-compared an item it did not hold (gh-120298, every 3.11: a fake object, 1.0 on a demo
+task): list's comparison and deque.index hold the items they compare; harden_type also replaces the slots
+subclasses made before it copied; print and input hold sys's streams, Counter tallies in Python,
+bytes.join reads its iterable out first, _json and _asyncio are kept out (round 22's survey);
+`test.sh --batch` grades a scorer's group with one verifier. INTEGRITY_VERSION 15.
 """
 
-VERIFIER_VERSION = 14
-INTEGRITY_VERSION = 14
+VERIFIER_VERSION = 15
+INTEGRITY_VERSION = 15

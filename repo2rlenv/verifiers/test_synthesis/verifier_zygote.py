@@ -27,10 +27,23 @@ fork: the verifier's subprocess fallback (stdin is then the release: the run sta
 Stdlib at import; copied verbatim into every task; the verifier passes the source with `-c`.
 """
 
-import json
-import os
-import select
 import sys
+
+# C accelerators with a pure-Python twin in the standard library, kept out of every run before anything
+# imports them (json is imported just below): readline reads files below the audit hook and cannot be
+# neutralised once loaded (verifier_guard); ElementTree's C Element frees children its find and remove still
+# hold when the test's __eq__ clears the parent (CPython gh-126033, gh-126037, both images); _json's encoder
+# uses an item it does not hold when a Python key encoder empties the list (gh-142831, 3.13.5); _asyncio's
+# Future reads its callbacks' count before an event loop of the test's changes them (gh-125969, 3.11.2).
+# The pure-Python modules behave the same (slower); `_imp` refuses creating these again
+# (verifier_kernel.harden_memory).
+KEPT_OUT = ("readline", "_elementtree", "_json", "_asyncio")
+for _name in KEPT_OUT:
+    sys.modules[_name] = None
+
+import json  # noqa: E402
+import os  # noqa: E402
+import select  # noqa: E402
 
 # Imported once in the zygote: pytest's built-in plugins are added from `_pytest.config.default_plugins`;
 # these are what every run imports besides, and what the children use; asyncio (~15 ms) too, which many
@@ -73,13 +86,6 @@ def warm(rehearsal=False):
     import gc
     import importlib
 
-    # readline reads files below the audit hook and cannot be neutralised once loaded (verifier_guard).
-    sys.modules["readline"] = None
-    # ElementTree's C accelerator frees an element's children while its find, findall, findtext or remove
-    # still holds them (the test's __eq__ clears the parent: CPython gh-126033, gh-126037, both images): the
-    # standard library's own pure-Python ElementTree (the same API, which ElementTree falls back to) is
-    # every run's, and `_imp` refuses creating `_elementtree` (verifier_kernel.harden_memory).
-    sys.modules["_elementtree"] = None
     gc.disable()  # nothing imported here is garbage; collections would only slow the imports down
     import _pytest.config
 
