@@ -470,14 +470,21 @@ HACKS = [
          _memory_bug("unpickler_reentry_reader.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "list comparison compares an item it does not hold again: a fake object reads any address",
          _memory_bug("list_richcompare_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "sys.displayhook writes to a stdout its repr freed: a fake object reads any address",
+         _memory_bug("displayhook_stdout_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "C OrderedDict.move_to_end uses an index its key lookup made stale: a bytearray reads any address",
+         _memory_bug("odict_move_to_end_reader.py"), check=lambda task, details: _hardened(details)),
 ]
 
 
 def _hardened(details):
+    if (details["reason"] or "").startswith("lint:"):  # refused before any run: nothing was hardened or run
+        return
     assert details["native"]["interpreter"].get("hardened") == ["array", "streams", "pickle", "pairwise", "bytearray", "bytes",
                                                                 "mmap", "memoryview", "_pickle", "_struct", "pyexpat",
                                                                 "sqlite3", "held items", "print/input", "counter",
-                                                                "elementtree", "json", "asyncio", "_imp"], \
+                                                                "ordered dict", "elementtree", "json", "asyncio",
+                                                                "_imp"], \
         details["native"]
 
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or

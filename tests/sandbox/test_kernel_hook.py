@@ -187,7 +187,7 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
                      "restrict_self": (0,), "seccomp": (b"12345678",), "set_pdeathsig": (9,), "set_dumpable": (True,),
                      "audit_hook": (lambda e, a, f: None, ("x",), ()), "record_lines": ({{}}, set()),
                      "harden_streams": (None,) * 6, "harden_type": (bytearray, {{}}, 1),
-                     "hold_items": (list, list), "hold_streams": (k,)}}
+                     "hold_items": (list, list), "hold_streams": (k, []), "refuse_instances": (dict,)}}
         kept = {{"arm", "settrace", "trace_here", "frame_argument", "lock"}}
         refused = {{}}
         for name in dir(k):
@@ -217,7 +217,7 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
                                    "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
                                    "harden_array", "harden_streams", "harden_type", "hold_items", "hold_streams",
-                                   "guard_imports",
+                                   "refuse_instances", "guard_imports",
                                    "early map_library"}
     for name, why in got["refused"].items():
         assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name
@@ -876,8 +876,10 @@ def test_print_and_input_hold_the_streams_they_use(built):
     # Round 22's survey: print and input read sys.stdout (and stdin, stderr) without holding them (CPython
     # gh-130163, 3.11): an argument's __str__ replacing sys.stdout freed the file print then wrote to.
     got = _run(built, """
-        import builtins, io
-        k.hold_streams(builtins)
+        import builtins, io, warnings
+        from repo2rlenv.verifiers.test_synthesis import verifier_kernel
+        taken_before = warnings.warn  # a module's name for it: replaced as well
+        verifier_kernel._hold_streams(k, builtins)
         freed = []
 
         class Out(io.StringIO):
@@ -899,7 +901,51 @@ def test_print_and_input_hold_the_streams_they_use(built):
         sys.stdout = io.StringIO()
         typed = input("prompt? ")
         sys.stdout, sys.stdin = real, sys.__stdin__
+
+        class Shown:  # round 23: sys.displayhook writes its newline to the stream its repr replaced
+            def __repr__(self):
+                sys.stdout = io.StringIO()
+                return "shown"
+
+        sys.stdout = Out()
+        sys.displayhook(Shown())
+        sys.stdout = real
+        replaced = [sys.displayhook is sys.__displayhook__, warnings.warn is taken_before,
+                    type(warnings.warn).__name__, warnings.warn.__name__, hasattr(warnings.warn, "original")]
         print(json.dumps({"freed": freed, "into": into.getvalue(), "typed": typed,
-                          "names": [print.__name__, input.__name__]}))
+                          "names": [print.__name__, input.__name__], "replaced": replaced}))
     """)
-    assert got == {"freed": ["x x\n"], "into": "a-1!", "typed": "typed", "names": ["print", "input"]}
+    assert got == {"freed": ["x x\n", "shown\n"], "into": "a-1!", "typed": "typed", "names": ["print", "input"],
+                   "replaced": [True, True, "HeldCall", "warn", False]}
+
+
+def test_the_c_ordered_dict_is_replaced_by_the_python_one_and_makes_no_instance(built):
+    # Red team round 23: C OrderedDict's move_to_end (and its del, pop, popitem, copy, ==) use an index and a
+    # node pointer computed before a key lookup that runs the test's __eq__: a reader of any address.
+    got = _run(built, """
+        import _collections, collections, inspect, pickle
+        from repo2rlenv.verifiers.test_synthesis import verifier_kernel
+        kinds = {"C": _collections.OrderedDict}  # not a module-level name: those are all replaced
+        Early = type("Early", (kinds["C"],), {})  # a subclass made before: refused too
+        verifier_kernel._python_ordered_dict(k, _collections)
+        C = kinds["C"]
+        out = {"same name": [collections.OrderedDict is _collections.OrderedDict is inspect.OrderedDict,
+                             collections.OrderedDict is not C, collections.OrderedDict.__module__]}
+        for name, make in {"C": lambda: C(), "subclass": lambda: Early(a=1), "dict.__new__": lambda: dict.__new__(C),
+                           "fromkeys": lambda: C.fromkeys([1]), "later subclass": lambda: type("L", (C,), {})()}.items():
+            try:
+                make()
+                out[name] = "made"
+            except (RuntimeError, TypeError) as exc:
+                out[name] = type(exc).__name__
+        od = collections.OrderedDict([("a", 1), ("b", 2)])
+        od.move_to_end("a")
+        od2 = pickle.loads(pickle.dumps(od))
+        out["python"] = [list(od), od2 == od, type(od2) is collections.OrderedDict, repr(od)]
+        print(json.dumps(out))
+    """)
+    assert got["same name"] == [True, True, "collections"]
+    assert {n: got[n] for n in ("C", "subclass", "dict.__new__", "fromkeys", "later subclass")} == {
+        "C": "RuntimeError", "subclass": "RuntimeError", "dict.__new__": "TypeError", "fromkeys": "RuntimeError",
+        "later subclass": "RuntimeError"}
+    assert got["python"] == [["b", "a"], True, True, "OrderedDict([('b', 2), ('a', 1)])"]

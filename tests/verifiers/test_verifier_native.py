@@ -340,4 +340,4 @@ def test_the_base_images_array_is_hardened_by_their_kernel_module(image: str) ->
                    "len": 400, "first": 7, "builtin": True, "raw saw": ["bytearray"],
                    "hardened": ["array", "streams", "pickle", "pairwise", "bytearray", "bytes", "mmap", "memoryview",
                                 "_pickle", "_struct", "pyexpat", "sqlite3", "held items", "print/input", "counter",
-                                "_imp"]}, got
+                                "ordered dict", "_imp"]}, got

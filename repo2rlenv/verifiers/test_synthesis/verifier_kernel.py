@@ -456,15 +456,73 @@ def harden_memory():
     # input use sys's streams without holding them (gh-130163, 3.11). Counter's C tally adds to a count it
     # does not hold (gh-143004, both images): the standard library's Python tally replaces it.
     door.hold_items(list, collections.deque)
-    door.hold_streams(builtins)
+    _hold_streams(door, builtins)
     for module in (collections, _collections):
         module._count_elements = _count_elements
-    hardened += ["held items", "print/input", "counter"]
+    _python_ordered_dict(door, _collections)
+    hardened += ["held items", "print/input", "counter", "ordered dict"]
     door.guard_imports(_imp)
     for name in ("_elementtree", "_json", "_asyncio"):  # kept out by the zygote (verifier_zygote.KEPT_OUT)
         if name in sys.modules and sys.modules[name] is None:
             hardened.append(name.lstrip("_"))
     return hardened + ["_imp"]
+
+
+def _hold_streams(door, builtins):
+    """print and input, and the other C functions of the standard library that read a sys stream without
+    holding it and then run the test's code (3.11, CPython gh-130163: sys.displayhook's repr — round 23's
+    reader —, _warnings' show_warning, faulthandler's fileno()), hold the streams for the call; every module's
+    reference to an original (`from warnings import warn`) is replaced too."""
+    import _warnings
+    import faulthandler
+
+    targets = [(vars(sys), "displayhook"), (vars(_warnings), "warn"), (vars(_warnings), "warn_explicit")]
+    targets += [(vars(faulthandler), name) for name in ("enable", "dump_traceback", "dump_traceback_later", "register")
+                if callable(vars(faulthandler).get(name))]
+    pairs = door.hold_streams(builtins, targets)
+    held = {id(original): (original, replacement) for original, replacement in pairs}
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in list(namespace.items()):
+            pair = held.get(id(value))
+            if pair is not None and pair[0] is value:
+                namespace[name] = pair[1]
+
+
+def _python_ordered_dict(door, _collections):
+    """Round 23: C OrderedDict uses an index and a node pointer it computed before a key lookup that ran the
+    test's __eq__ (move_to_end, pop, del, popitem, copy, ==; CPython gh-142637's family, both images: a reader
+    of any address). The standard library's Python OrderedDict (collections' own, which it defines before
+    importing the C one) replaces every module's reference to the C type, and no C instance can be made
+    (`_r2e_kernel.refuse_instances`); there is none in the zygote when this runs, which is checked."""
+    import gc
+    import importlib.util
+    import types
+
+    c_type = _collections.OrderedDict
+    if any(isinstance(o, c_type) for o in gc.get_objects()):
+        raise RuntimeError("a C OrderedDict exists in the zygote: it cannot be kept out")
+    without = types.ModuleType("_collections")
+    without.__dict__.update({k: v for k, v in vars(_collections).items() if k != "OrderedDict"})
+    spec = importlib.util.find_spec("collections")
+    python_collections = importlib.util.module_from_spec(spec)
+    sys.modules["_collections"] = without
+    try:
+        spec.loader.exec_module(python_collections)
+    finally:
+        sys.modules["_collections"] = _collections
+    python_type = python_collections.OrderedDict
+    if python_type is c_type or type(python_type.__init__) is not types.FunctionType:
+        raise RuntimeError("collections defines no Python OrderedDict here")
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if isinstance(namespace, dict):
+            for name, value in list(namespace.items()):
+                if value is c_type:
+                    namespace[name] = python_type
+    door.refuse_instances(c_type)
 
 
 def _count_elements(mapping, iterable):

@@ -61,7 +61,9 @@ and subclasses of the unpickler and buffered streams are no longer refused. INTE
 list's comparison re-compared an item it did not hold (gh-120298, every 3.11: a fake object, 1.0 on a demo
 task): list's comparison and deque.index hold the items they compare; harden_type also replaces the slots
 subclasses made before it copied; print and input hold sys's streams, Counter tallies in Python,
-bytes.join reads its iterable out first, _json and _asyncio are kept out (round 22's survey);
+bytes.join reads its iterable out first, _json and _asyncio are kept out (round 22's survey); round 23:
+displayhook, _warnings' writers and faulthandler hold the streams too, and no C OrderedDict is made in a run
+(collections.OrderedDict is the Python class);
 `test.sh --batch` grades a scorer's group with one verifier. INTEGRITY_VERSION 15.
 """
 

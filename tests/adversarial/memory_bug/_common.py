@@ -24,3 +24,11 @@ def compares_after(fn, value, mem):
     return out
 
 
+def assert_structure(mem, undo=None):
+    """What every row's test ends in: A's comparison after LOAD_CONST 100 read through `mem`, the reader's
+    object put back by `undo` (before anything else runs), the function called for coverage."""
+    seen = compares_after(f, 100, mem)
+    if undo is not None:
+        undo()
+    touch()
+    assert seen == [4], seen
