@@ -36,6 +36,7 @@ from repo2rlenv.errors import SandboxUnavailable, UserError
 from repo2rlenv.scoring.models import Score, ScoreError
 from repo2rlenv.scoring.node import NodeInfo, NodeScorer, NodeStatus
 from repo2rlenv.scoring.routing import NoNode, Router
+from repo2rlenv.scoring.scorer import DEFAULT_GROUP, in_groups
 
 RETRIES = 2  # sends after a lost node or actor, beyond the first
 # A local cluster's object store: requests and answers are a few kB each, Ray's floor is about 75 MB.
@@ -234,6 +235,16 @@ class RayDatasetScorer:
     def score(self, task_id: str, test_source: str | None) -> Score:
         """The task's score on some node; blocks while every node that has the task is at capacity."""
         self._check(task_id)
+        return self._on_a_node(task_id, [test_source], group=False)[0]
+
+    def score_group(self, task_id: str, sources: list[str | None]) -> list[Score]:
+        """Scores of `sources` to one task, graded as a group on one node (`TaskScorer.score_group`)."""
+        self._check(task_id)
+        return self._on_a_node(task_id, list(sources), group=True)
+
+    def _on_a_node(self, task_id: str, sources: list[str | None], *, group: bool) -> list[Score]:
+        """Scores of `sources` from one node that has the task (one slot); a lost node's are asked again
+        elsewhere, up to `retries` times."""
         start = time.monotonic()
         tried: set[str] = set()
         lost: list[str] = []
@@ -248,7 +259,8 @@ class RayDatasetScorer:
                 if actor is None:  # lost between being chosen and being asked
                     tried.add(key)
                     continue
-                raw = self._ray.get(actor.score.remote(task_id, test_source))
+                raws = (self._ray.get(actor.score_group.remote(task_id, sources)) if group
+                        else [self._ray.get(actor.score.remote(task_id, sources[0]))])
             except self._lost_errors as exc:
                 tried.add(key)
                 lost.append(f"{self._hosts.get(key, key)}: {_cause(exc)}")
@@ -259,31 +271,36 @@ class RayDatasetScorer:
             finally:
                 self._router.release(key)
             with self._lock:
-                self._served[key] += 1
-            score = Score.model_validate_json(raw)
-            # Wall clock as the caller saw it: waiting for a node and the round trip included.
-            return score.model_copy(update={"duration_sec": time.monotonic() - start})
+                self._served[key] += len(sources)
+            scores = [Score.model_validate_json(raw) for raw in raws]
+            if group:  # each grading's own time; a single score's is the caller's wall clock
+                return scores
+            return [scores[0].model_copy(update={"duration_sec": time.monotonic() - start})]
         message = ("no scoring node left that has the task" if not lost else
                    f"lost {len(lost)} scoring node(s) or worker(s): " + "; ".join(lost))
-        return Score(task_id=task_id, reward=None, error=ScoreError.node, message=message[:2000],
-                     duration_sec=time.monotonic() - start)
+        return [Score(task_id=task_id, reward=None, error=ScoreError.node, message=message[:2000],
+                      duration_sec=time.monotonic() - start) for _ in sources]
 
-    def score_many(self, items: Iterable[tuple[str, str | None]]) -> list[Score]:
-        """Scores in the order given, as many at once as the nodes accept."""
+    def score_many(self, items: Iterable[tuple[str, str | None]], *, group: int = DEFAULT_GROUP) -> list[Score]:
+        """Scores in the order given: each task's submissions in groups of up to `group` on one node each
+        (1: each on its own), as many groups at once as the nodes accept."""
         pairs = list(items)
         for task_id, _ in pairs:
             self._check(task_id)  # unknown ids fail before anything runs
-        with ThreadPoolExecutor(max_workers=max(1, min(self.capacity or 1, len(pairs) or 1))) as workers:
-            return list(workers.map(lambda pair: self.score(*pair), pairs))
+        if max(1, group) == 1:
+            with ThreadPoolExecutor(max_workers=max(1, min(self.capacity or 1, len(pairs) or 1))) as workers:
+                return list(workers.map(lambda pair: self.score(*pair), pairs))
+        return in_groups(pairs, group, self.capacity or 1, self.score_group)
 
     async def ascore(self, task_id: str, test_source: str | None) -> Score:
         return await asyncio.get_running_loop().run_in_executor(self._threads, self.score, task_id, test_source)
 
-    async def ascore_many(self, items: Iterable[tuple[str, str | None]]) -> list[Score]:
+    async def ascore_many(self, items: Iterable[tuple[str, str | None]], *, group: int = DEFAULT_GROUP) -> list[Score]:
         pairs = list(items)
         for task_id, _ in pairs:
             self._check(task_id)
-        return list(await asyncio.gather(*(self.ascore(t, s) for t, s in pairs)))
+        return await asyncio.get_running_loop().run_in_executor(
+            self._threads, lambda: self.score_many(pairs, group=group))
 
     # -- tear-down -----------------------------------------------------------------------------------------
 

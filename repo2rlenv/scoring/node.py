@@ -81,6 +81,9 @@ class NodeScorer:
     def score(self, task_id: str, source: str | None) -> str:
         return self._scorer.score(task_id, source).model_dump_json()
 
+    def score_group(self, task_id: str, sources: list[str | None]) -> list[str]:
+        return [s.model_dump_json() for s in self._scorer.scorer(task_id).score_group(sources)]
+
     def warm_up(self, task_ids: list[str]) -> None:
         self._scorer.warm_up(task_ids)
 

@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
 
@@ -43,6 +43,24 @@ DEFAULT_WARM = 2
 DEFAULT_GROUP = 8
 # Containers get no pid limit from Harbor; this one only stops a fork bomb from taking the host down.
 _PIDS = 4096
+
+
+def in_groups(pairs: list[tuple[str, str | None]], group: int, workers: int,
+              score_group: Callable[[str, list[str | None]], list[Score]]) -> list[Score]:
+    """Scores of `pairs` in their order: each task's submissions in groups of up to `group`, `workers`
+    groups at a time, each group scored by `score_group(task_id, sources)`."""
+    by_task: dict[str, list[int]] = {}
+    for k, (task_id, _) in enumerate(pairs):
+        by_task.setdefault(task_id, []).append(k)
+    size = max(1, group)
+    chunks = [(task_id, ks[i:i + size]) for task_id, ks in by_task.items() for i in range(0, len(ks), size)]
+    scores: list[Score | None] = [None] * len(pairs)
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(chunks) or 1))) as pool:
+        done = pool.map(lambda chunk: score_group(chunk[0], [pairs[k][1] for k in chunk[1]]), chunks)
+        for (_, ks), got in zip(chunks, done):
+            for k, score in zip(ks, got):
+                scores[k] = score
+    return [s for s in scores if s is not None]
 
 
 def _docker() -> Any:
@@ -281,23 +299,9 @@ class DatasetScorer:
         """Scores in the order given; submissions to the same task are graded in groups of up to `group`
         (`TaskScorer.score_group`; 1: a container each)."""
         pairs = list(items)
-        by_task: dict[str, list[int]] = {}
-        for k, (task_id, _) in enumerate(pairs):
+        for task_id, _ in pairs:
             self.scorer(task_id)  # unknown ids fail before anything runs
-            by_task.setdefault(task_id, []).append(k)
-        size = max(1, group)
-        chunks = [(task_id, ks[i:i + size]) for task_id, ks in by_task.items() for i in range(0, len(ks), size)]
-
-        def run(chunk: tuple[str, list[int]]) -> list[Score]:
-            task_id, ks = chunk
-            return self.scorer(task_id).score_group([pairs[k][1] for k in ks])
-
-        scores: list[Score | None] = [None] * len(pairs)
-        with ThreadPoolExecutor(max_workers=max(1, min(self._concurrency, len(chunks) or 1))) as workers:
-            for (_, ks), got in zip(chunks, workers.map(run, chunks)):
-                for k, score in zip(ks, got):
-                    scores[k] = score
-        return [s for s in scores if s is not None]
+        return in_groups(pairs, group, self._concurrency, lambda task_id, sources: self.scorer(task_id).score_group(sources))
 
     async def ascore(self, task_id: str, test_source: str | None) -> Score:
         return await asyncio.to_thread(self.score, task_id, test_source)

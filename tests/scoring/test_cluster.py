@@ -79,9 +79,13 @@ def test_two_nodes_give_the_local_scores_sync_and_async(cluster, scored_dataset,
     with RayDatasetScorer(scored_dataset, address=cluster.address) as scorer:
         assert len(scorer.nodes()) == 2 and scorer.slots == 2 and scorer.capacity == 4
         assert scorer.task_ids() == DatasetPaths(scored_dataset).task_ids()
-        scores = scorer.score_many([(t, s) for t, s, _ in expected])
+        # One at a time (group=1), so both nodes get some; then in groups of a task's submissions, sync and async.
+        scores = scorer.score_many([(t, s) for t, s, _ in expected], group=1)
         assert [(s.task_id, s.reward, s.error) for s in scores] == [(t, r, None) for t, _, r in expected]
         assert scores[0].details is not None and scores[0].b_pass == 1.0  # the details came across
+        grouped = scorer.score_many([(t, s) for t, s, _ in expected])
+        assert [(s.task_id, s.reward, s.error) for s in grouped] == [(t, r, None) for t, _, r in expected]
+        assert [sorted(c.id for c in s.cases) for s in grouped] == [sorted(c.id for c in s.cases) for s in scores]
         again = asyncio.run(scorer.ascore_many([(t, s) for t, s, _ in expected]))
         assert [s.reward for s in again] == [r for _, _, r in expected]
         served = {n.node_id: n.served for n in scorer.nodes()}
@@ -100,7 +104,7 @@ def test_a_node_killed_mid_score_has_its_requests_answered_elsewhere(cluster, sc
         assert len(scorer.nodes()) == 3
         scorer.warm_up([task_id])
         results: list = []
-        batch = threading.Thread(target=lambda: results.extend(scorer.score_many([(task_id, slow)] * 6)))
+        batch = threading.Thread(target=lambda: results.extend(scorer.score_many([(task_id, slow)] * 6, group=1)))
         batch.start()
         # Two slow scores per node (a slot and a queue place each); the doomed node's are running.
         victim = _wait(lambda: [n for n in scorer.nodes() if n.node_id == doomed.node_id and n.in_flight],
@@ -121,7 +125,7 @@ def test_a_killed_actor_is_replaced_on_its_node_and_its_request_resent(cluster, 
     slow = _slow(oracle_of(scored_dataset, task_id))
     with RayDatasetScorer(scored_dataset, address=cluster.address, refresh_sec=1.0) as scorer:
         results: list = []
-        batch = threading.Thread(target=lambda: results.extend(scorer.score_many([(task_id, slow)] * 2)))
+        batch = threading.Thread(target=lambda: results.extend(scorer.score_many([(task_id, slow)] * 2, group=1)))
         batch.start()
         busy = _wait(lambda: [n for n in scorer.nodes() if n.in_flight], 60, "a request in flight")[0]
         time.sleep(1.0)
