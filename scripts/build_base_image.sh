@@ -43,9 +43,10 @@ tag="${tag:-repo2rlenv-base:$suite}"
 # Bump when the image's contents change: an image built by an older recipe is rebuilt, not reused.
 recipe=5
 kernel_src="$(dirname "$0")/../repo2rlenv/sandbox/templates/r2e_kernel.c"
+heap_src="$(dirname "$0")/../repo2rlenv/sandbox/templates/r2e_heap.h"
 # The kernel extension's source is part of the stamp: an image carrying an older _r2e_kernel (the barrier's
-# calls, the audit hook's C half) is rebuilt, never graded with.
-stamp="$recipe-$(sha256sum "$kernel_src" | cut -c1-12)"
+# calls, the audit hook's C half, the one-time heap) is rebuilt, never graded with.
+stamp="$recipe-$(cat "$kernel_src" "$heap_src" | sha256sum | cut -c1-12)"
 
 if [ -n "$ca_bundle" ] && [ ! -f "$ca_bundle" ]; then
   echo "build_base_image.sh: CA bundle not found: $ca_bundle" >&2; exit 2
@@ -80,6 +81,7 @@ else
   mkdir -p "$ctx"
   if [ -n "$ca_bundle" ]; then cp "$ca_bundle" "$ctx/extra-ca.pem"; else : >"$ctx/extra-ca.pem"; fi
   cp "$kernel_src" "$ctx/r2e_kernel.c"
+  cp "$heap_src" "$ctx/r2e_heap.h"
   # The verifier's kernel extension (_r2e_kernel: Landlock, seccomp and prctl without ctypes) is compiled
   # in a throw-away stage: the compiler and headers never reach the image.
   cat >"$ctx/Dockerfile" <<DOCKERFILE
@@ -88,7 +90,7 @@ COPY extra-ca.pem /usr/local/share/ca-certificates/repo2rlenv-extra.crt
 RUN update-ca-certificates >/dev/null 2>&1 || true
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \\
       gcc libc6-dev python3-dev >/dev/null
-COPY r2e_kernel.c /src/r2e_kernel.c
+COPY r2e_kernel.c r2e_heap.h /src/
 RUN mkdir /out && gcc -shared -fPIC -O2 -Wall -Werror \$(python3-config --includes) /src/r2e_kernel.c \\
       -o /out/_r2e_kernel\$(python3-config --extension-suffix)
 

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent / "templates" / "r2e_kernel.c"
+HEADERS = (SOURCE.parent / "r2e_heap.h",)  # included by SOURCE from its own directory
 MODULE = "_r2e_kernel"
 # What the interpreter says about itself: where its headers are, its extension suffix, its site dir.
 _PROBE = ("import json, sysconfig; p = sysconfig.get_paths(); "
@@ -31,7 +32,7 @@ class KernelExtError(RuntimeError):
 
 def source_stamp() -> str:
     """What a built extension was built from (the base images' stamp carries the same hash)."""
-    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in (SOURCE, *HEADERS))).hexdigest()[:12]
 
 
 def _interpreter(python: str) -> dict[str, str]:

@@ -474,6 +474,8 @@ HACKS = [
          _memory_bug("displayhook_stdout_reader.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "C OrderedDict.move_to_end uses an index its key lookup made stale: a bytearray reads any address",
          _memory_bug("odict_move_to_end_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "a dead float's type is the float freed before it: a fake slot makes a view of memory",
+         _memory_bug("float_freelist_reader.py"), check=lambda task, details: _hardened(details)),
 ]
 
 
@@ -484,7 +486,7 @@ def _hardened(details):
                                                                 "mmap", "memoryview", "_pickle", "_struct", "pyexpat",
                                                                 "sqlite3", "held items", "print/input", "counter",
                                                                 "ordered dict", "elementtree", "json", "asyncio",
-                                                                "_imp"], \
+                                                                "_imp", "one-time heap"], \
         details["native"]
 
 # Red team, round 5: code of the submission running inside the audit hook (whose thread was exempt), or

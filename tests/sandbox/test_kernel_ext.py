@@ -40,7 +40,8 @@ def test_it_builds_for_this_interpreter_and_offers_only_confining_calls(tmp_path
     # tests/sandbox/test_kernel_hook.py).
     assert got["calls"] == ["HOOK_API", "add_rule", "arm", "audit_hook", "create_ruleset", "frame_argument", "guard_imports",
                             "harden_array", "harden_streams", "harden_type", "hold_items", "hold_streams", "lock",
-                            "map_library", "name", "no_new_privs", "record_lines", "refuse_instances", "restrict_self",
+                            "map_library", "name", "no_new_privs", "one_time_heap", "record_lines", "refuse_instances",
+                            "restrict_self",
                             "seccomp",
                             "set_dumpable", "set_pdeathsig", "settrace", "trace_here"]
 

@@ -217,7 +217,7 @@ def test_after_lock_only_the_calls_it_names_are_taken(built, tmp_path):
     assert set(got["refused"]) == {"map_library", "create_ruleset", "add_rule", "restrict_self", "no_new_privs",
                                    "seccomp", "set_pdeathsig", "set_dumpable", "audit_hook", "record_lines",
                                    "harden_array", "harden_streams", "harden_type", "hold_items", "hold_streams",
-                                   "refuse_instances", "guard_imports",
+                                   "refuse_instances", "guard_imports", "one_time_heap",
                                    "early map_library"}
     for name, why in got["refused"].items():
         assert why == ["repo2rlenv verifier: _r2e_kernel refuses every set-up call once the run's set-up is over"], name

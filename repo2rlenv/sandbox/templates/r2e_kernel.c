@@ -39,6 +39,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "r2e_heap.h" /* the one-time heap: one_time_heap() */
+
 /* The Landlock calls have these numbers on every architecture (older headers lack the names). */
 #define R2E_LANDLOCK_CREATE_RULESET 444
 #define R2E_LANDLOCK_ADD_RULE 445
@@ -2129,6 +2131,7 @@ static PyMethodDef methods[] = {
     {"hold_items", hold_items, METH_VARARGS, "list's comparison and deque.index hold every item they compare"},
     {"hold_streams", hold_streams, METH_VARARGS, "builtins.print and input, and named C functions, hold the sys streams they use"},
     {"refuse_instances", refuse_instances, METH_O, "no new instance of a type (C OrderedDict) or of its subclasses"},
+    {"one_time_heap", one_time_heap, METH_NOARGS, "from now on no address holds two allocations of the interpreter's (r2e_heap.h)"},
     {"guard_imports", guard_imports, METH_O, "_imp's creators refuse creating array (or _imp) again"},
     {"lock", lock, METH_NOARGS, "from now on, refuse every set-up call (the submission runs next)"},
     {"settrace", settrace, METH_O, "sys.settrace in a run: None switches tracing off; any tracer is refused"},

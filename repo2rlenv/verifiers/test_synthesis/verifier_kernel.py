@@ -468,6 +468,28 @@ def harden_memory():
     return hardened + ["_imp"]
 
 
+def one_time_heap():
+    """From now on no address of this process holds two of the interpreter's allocations (`_r2e_kernel.
+    one_time_heap`, templates/r2e_heap.h): the class behind red team rounds 19–23 — C code keeps a pointer
+    to memory a call into the test frees, the test places an object of its choosing there — has no block
+    to place it in. Called last in `verifier_zygote.warm`, so every run forks with it. Returns the bytes of
+    address space it reserves, which a run's RLIMIT_AS must leave room for (`verifier_zygote._set_limits`);
+    0 when it is not installed: the ctypes door, or a hard address-space limit with no room for the
+    reserve (the details then do not list "one-time heap")."""
+    door = calls()
+    if not hasattr(door, "one_time_heap"):
+        return 0
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        return 0
+    try:
+        return door.one_time_heap()
+    except OSError:  # the reserve cannot be mapped here (a strict overcommit policy): the runs go without it
+        return 0
+
+
 def _hold_streams(door, builtins):
     """print and input, and the other C functions of the standard library that read a sys stream without
     holding it and then run the test's code (3.11, CPython gh-130163: sys.displayhook's repr — round 23's

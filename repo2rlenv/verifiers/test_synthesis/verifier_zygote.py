@@ -116,6 +116,11 @@ def warm(rehearsal=False):
             raise SystemExit(f"the rehearsal loaded extension modules the allowlist refuses: {barred}")
     gc.freeze()
     gc.enable()
+    # Last: what the zygote allocated so far stays where it is; everything after, the runs included, comes
+    # from the one-time heap.
+    NATIVE["heap"] = verifier_kernel.one_time_heap()
+    if NATIVE["heap"]:
+        NATIVE["hardened"].append("one-time heap")
 
 
 def _extension_files(suffixes):
@@ -281,6 +286,8 @@ def _set_limits(limits):
 
     for name, value in limits.items():
         key = getattr(resource, "RLIMIT_" + name)
+        if name == "AS":  # the one-time heap's reserve is address space, not memory; it caps its own use
+            value += NATIVE.get("heap", 0)
         _, hard = resource.getrlimit(key)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
