@@ -476,6 +476,8 @@ HACKS = [
          _memory_bug("odict_move_to_end_reader.py"), check=lambda task, details: _hardened(details)),
     Hack("native memory", "a dead float's type is the float freed before it: a fake slot makes a view of memory",
          _memory_bug("float_freelist_reader.py"), check=lambda task, details: _hardened(details)),
+    Hack("native memory", "list's extended-slice assignment measures before the value's __iter__ regrows it",
+         _memory_bug("list_extslice_reader.py"), check=lambda task, details: _hardened(details)),
 ]
 
 

@@ -872,6 +872,56 @@ def test_lists_and_deques_hold_the_items_they_compare(built):
     assert got["deque plain"] == [1, 3, 2] and got["deque missing"] == "9 is not in deque"
 
 
+def test_a_lists_slice_assignment_reads_the_value_out_before_it_measures(built):
+    # Red team round 25: 3.11's extended-slice assignment measured the slice, then ran the value's __iter__,
+    # which emptied and regrew the list: the writes went past the new item array (any address read, on the
+    # one-time heap). The value is read out first, as 3.12 does; every other assignment is unchanged.
+    got = _run(built, """
+        import collections
+        def assignments(make):
+            out = []
+            for key, value in ((slice(None, None, 2), iter("abcde")), (slice(1, 3), (c for c in "xy")),
+                               (slice(None, None, 3), [0, 0, 0, 0]), (slice(0, 1), "pq"), (3, "z"),
+                               (slice(None, None, 2), 5), (slice(None, None, 2), "ab")):
+                a = make(range(10))
+                try:
+                    a[key] = value
+                    out.append(list(a))
+                except (TypeError, ValueError) as exc:
+                    out.append(f"{type(exc).__name__}: {exc}")
+                b = make(range(10))
+                try:
+                    list.__setitem__(b, key, value if not hasattr(value, "__next__") else iter(a))
+                    out.append(len(b))
+                except (TypeError, ValueError) as exc:
+                    out.append(type(exc).__name__)
+            return out
+
+        Early = type("Early", (list,), {})
+        before = assignments(list), assignments(Early)
+        k.hold_items(list, collections.deque)
+        out = {"same results": (assignments(list), assignments(Early)) == before}
+
+        for name, make in {"list": list, "early": Early, "later": type("Later", (list,), {})}.items():
+            target = make([None] * 20)
+
+            class Regrowing:
+                def __iter__(self):
+                    target.clear()
+                    target.extend(range(8))
+                    return iter(["X"])
+            try:
+                target[15:16:2] = Regrowing()
+                out[name] = ["assigned", list(target)]
+            except ValueError as exc:
+                out[name] = [str(exc), list(target)]
+        print(json.dumps(out))
+    """)
+    assert got["same results"] is True
+    refused = ["attempt to assign sequence of size 1 to extended slice of size 0", list(range(8))]
+    assert got["list"] == got["early"] == got["later"] == refused, got
+
+
 def test_print_and_input_hold_the_streams_they_use(built):
     # Round 22's survey: print and input read sys.stdout (and stdin, stderr) without holding them (CPython
     # gh-130163, 3.11): an argument's __str__ replacing sys.stdout freed the file print then wrote to.

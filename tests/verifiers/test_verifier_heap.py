@@ -157,9 +157,15 @@ def _row(mode: str, parts: tuple[str, ...]) -> tuple[int, str]:
     return done.returncode, json.loads(lines[-1]) if lines else ""
 
 
+# Rows that are no reuse, which the heap does not answer alone (harden_memory does): the mmap row, and round
+# 25's list row, an index measured before the test's __iter__ empties and regrows the list, landing in the
+# blocks cut after the new item array.
+NOT_REUSE = {"mmap_close_index_reader.py", "list_extslice_reader.py"}
+
+
 def test_every_reuse_row_is_covered_here() -> None:
     rows = {p.name for p in (ADVERSARIAL / "memory_bug").glob("*.py") if not p.name.startswith("_")}
-    assert rows - {parts[0] for parts in REUSE_ROWS} == {"mmap_close_index_reader.py"}
+    assert rows - {parts[0] for parts in REUSE_ROWS} == NOT_REUSE
 
 
 @pytest.mark.parametrize("parts", REUSE_ROWS, ids=lambda parts: parts[0].removesuffix(".py"))

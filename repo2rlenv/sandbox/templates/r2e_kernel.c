@@ -1821,12 +1821,47 @@ static PyMethodDef held_compare_defs[] = {
     {"__ge__", held_ge, METH_O, "self >= other, each item held while compared (repo2rlenv verifier)"},
 };
 
-/* Subclasses made before copied the original comparison slot. */
+/* List's extended-slice assignment on 3.11 measures the slice against the list's length and only then reads
+ * the value out: a value whose __iter__ empties the list and grows it again puts the writes past the new
+ * item array, into the blocks cut after it (red team round 25: a victim list's item pointer, then any
+ * address read, on the one-time heap). The value is read out first, as 3.12 does; lists and tuples, which
+ * run no code of the test's, are passed as they are. */
+static objobjargproc original_list_ass_subscript;
+
+static int
+held_list_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
+{
+    if (value == NULL || !PySlice_Check(key) || PyList_CheckExact(value) || PyTuple_CheckExact(value) ||
+        (Py_TYPE(value)->tp_iter == NULL && !PySequence_Check(value)))  /* not iterable: the original says so */
+        return original_list_ass_subscript(self, key, value);
+    PyObject *items = PySequence_List(value);
+    if (items == NULL)
+        return -1;
+    int done = original_list_ass_subscript(self, key, items);
+    Py_DECREF(items);
+    return done;
+}
+
+static PyObject *
+held_list_setitem(PyObject *self, PyObject *args)
+{
+    PyObject *key, *value;
+    if (!PyArg_ParseTuple(args, "OO:__setitem__", &key, &value) || held_list_ass_subscript(self, key, value) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef held_list_setitem_def = {"__setitem__", held_list_setitem, METH_VARARGS,
+                                            "self[key] = value, an iterable read out first (repo2rlenv verifier)"};
+
+/* Subclasses made before copied the original slots. */
 static void
 hold_in_subclass(PyTypeObject *sub, void *unused)
 {
     if (sub->tp_richcompare == original_list_richcompare)
         sub->tp_richcompare = held_list_richcompare;
+    if (sub->tp_as_mapping != NULL && sub->tp_as_mapping->mp_ass_subscript == original_list_ass_subscript)
+        sub->tp_as_mapping->mp_ass_subscript = held_list_ass_subscript;
 }
 
 /* deque.index(value, [start, [stop]]) over a list of the deque's items (each held while compared); the
@@ -1897,10 +1932,14 @@ hold_items(PyObject *self, PyObject *args)
     }
     original_list_richcompare = PyList_Type.tp_richcompare;
     PyList_Type.tp_richcompare = held_list_richcompare;
+    original_list_ass_subscript = PyList_Type.tp_as_mapping->mp_ass_subscript;
+    PyList_Type.tp_as_mapping->mp_ass_subscript = held_list_ass_subscript;
     PyType_Modified(&PyList_Type);
     for (size_t i = 0; i < sizeof(held_compare_defs) / sizeof(held_compare_defs[0]); i++)
         if (set_method(&PyList_Type, &held_compare_defs[i]) < 0)
             return NULL;
+    if (set_method(&PyList_Type, &held_list_setitem_def) < 0)
+        return NULL;
     if (for_each_subclass(&PyList_Type, hold_in_subclass, NULL) < 0 ||
         set_method((PyTypeObject *)deque_type, &held_deque_index_def) < 0)
         return NULL;

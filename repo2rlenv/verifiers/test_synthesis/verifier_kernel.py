@@ -423,7 +423,8 @@ def harden_memory():
     through copies (round 20); bytearray's, mmap's and memoryview's methods make their arguments plain
     first, sqlite3 refuses closing or changing a connection while one of its statements runs, picklers,
     Structs and expat parsers are not used again from inside their own calls (round 21), list's comparison
-    and deque.index hold the items they compare (round 22); and none of those
+    and deque.index hold the items they compare (round 22), list's slice assignment reads its value out
+    before it measures (round 25); and none of those
     modules is created again (`_r2e_kernel.harden_array`, `harden_streams`, `harden_type`,
     `guard_imports`), nor `_elementtree`, which the zygote keeps out (`verifier_zygote.warm`). Called in
     the zygote before any run forks. Returns what is hardened ([] with the ctypes door: a residual
@@ -452,7 +453,8 @@ def harden_memory():
         if name not in hardened:
             hardened.append(name)
     # Round 22: list's comparison (gh-120298, every 3.11) and deque.index (gh-115243, Debian's 3.11.2)
-    # compare items they do not hold; a __lt__ freeing one made a fake object, any address read. print and
+    # compare items they do not hold; a __lt__ freeing one made a fake object, any address read (round 25:
+    # list's extended-slice assignment measures before its value's __iter__ regrows the list). print and
     # input use sys's streams without holding them (gh-130163, 3.11). Counter's C tally adds to a count it
     # does not hold (gh-143004, both images): the standard library's Python tally replaces it.
     door.hold_items(list, collections.deque)

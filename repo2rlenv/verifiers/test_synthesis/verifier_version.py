@@ -68,8 +68,9 @@ displayhook, _warnings' writers and faulthandler hold the streams too, and no C 
 from the one-time heap (`_r2e_kernel.one_time_heap`): no address holds two of the interpreter's
 allocations within a run, so memory a call into the test freed can never become an object the test chose
 (the class behind rounds 19–23, whatever the entry point), and the float free list, which linked dead
-floats through their type pointer (round 24), stays empty and closed; a run's address-space limit leaves
-room for its reserve. INTEGRITY_VERSION 16.
+floats through their type pointer (round 24), stays empty and closed; list's extended-slice assignment reads
+its value out before it measures (round 25); a run's address-space limit leaves room for its reserve.
+INTEGRITY_VERSION 16.
 """
 
 VERIFIER_VERSION = 16
