@@ -12,7 +12,8 @@ and CPU-seconds per score:
   scaling, which this machine cannot show);
 - `service`: `repo2rlenv serve`'s server on loopback over a local `DatasetScorer`, hit by a burst of
   `--burst` concurrent requests that retry on 429 as told; client latency p50/p99 (first send to answer,
-  waits included) and the server's own;
+  waits included) and the server's own; waiting requests for one task graded in groups (the default);
+- `service1`: the same with `group=1` (every request alone), for the ratio grouping buys;
 - `harbor` (only with `--harbor`): one `harbor run -e podman` trial per rollout, for the ratio.
 
 CPU-seconds per score: this process and every process under it (Ray's raylets, GCS and workers included)
@@ -22,7 +23,7 @@ serve any other Docker work at the same time too, are shown apart. Every backend
 with `local`'s.
 
     python3 scripts/bench_scoring.py DATASET [--concurrency 2] [--tasks 2] [--rounds 2] [--burst 64]
-        [--phases local,ray1,ray2,service] [--harbor] [--harbor-venv /opt/r2e-harbor]
+        [--phases local,ray1,ray2,service1,service] [--harbor] [--harbor-venv /opt/r2e-harbor]
 """
 
 from __future__ import annotations
@@ -213,14 +214,14 @@ def phase_ray(dataset: Path, items, name: str, slots_per_node: list[int]) -> tup
         cluster.shutdown()
 
 
-def phase_service(dataset: Path, items, concurrency: int, burst: int) -> tuple[Phase, list]:
+def phase_service(dataset: Path, items, concurrency: int, burst: int, group: int, name: str) -> tuple[Phase, list]:
     from repo2rlenv.scoring.server import make_server
     from repo2rlenv.scoring.service import ScoringService, ServiceLimits
 
     requests = [items[i % len(items)] for i in range(burst)]
     scorer = DatasetScorer(dataset, concurrency=concurrency, warm=concurrency)
     scorer.warm_up(dict.fromkeys(t for t, _ in items))
-    service = ScoringService(scorer, ServiceLimits(concurrency=concurrency, queue=8))
+    service = ScoringService(scorer, ServiceLimits(concurrency=concurrency, group=group))
     server = make_server(service, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -253,14 +254,15 @@ def phase_service(dataset: Path, items, concurrency: int, burst: int) -> tuple[P
 
     try:
         with ThreadPoolExecutor(max_workers=burst) as clients:
-            phase, scores = measure("service", dataset, lambda: list(clients.map(one, requests)), burst)
+            phase, scores = measure(name, dataset, lambda: list(clients.map(one, requests)), burst)
         snap = service.snapshot()
     finally:
         server.shutdown()
         server.close()
     values = sorted(latencies)
     phase.note = (f"(burst of {burst}: client p50 {percentile(values, 0.5):.1f}s p99 {percentile(values, 0.99):.1f}s, "
-                  f"{rejected[0]} answers 429; server p50 {snap.latency_sec.p50:.1f}s p99 {snap.latency_sec.p99:.1f}s)")
+                  f"{rejected[0]} answers 429; server p50 {snap.latency_sec.p50:.1f}s p99 {snap.latency_sec.p99:.1f}s; "
+                  f"gradings by group size {snap.group_sizes})")
     return phase, scores
 
 
@@ -325,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2, help="times each task's four rollouts are scored")
     parser.add_argument("--burst", type=int, default=64)
-    parser.add_argument("--phases", default="local,ray1,ray2,service")
+    parser.add_argument("--phases", default="local,ray1,ray2,service1,service")
     parser.add_argument("--harbor", action="store_true", help="also one Harbor trial per rollout (slow)")
     parser.add_argument("--harbor-venv", type=Path, default=Path(os.environ.get("R2E_HARBOR_VENV", "/opt/r2e-harbor")))
     args = parser.parse_args(argv)
@@ -346,11 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     half = args.concurrency // 2
     runs = {"ray1": lambda: phase_ray(args.dataset, items, "ray1", [args.concurrency]),
             "ray2": lambda: phase_ray(args.dataset, items, "ray2", [half, args.concurrency - half]),
-            "service": lambda: phase_service(args.dataset, items, args.concurrency, args.burst)}
+            "service1": lambda: phase_service(args.dataset, items, args.concurrency, args.burst, 1, "service1"),
+            "service": lambda: phase_service(args.dataset, items, args.concurrency, args.burst, 8, "service")}
     for name in phases:
         if name in runs:
             phase, scores = runs[name]()
-            expected = reference if name != "service" else [reference[i % len(items)] for i in range(args.burst)]
+            expected = reference if not name.startswith("service") else [reference[i % len(items)] for i in range(args.burst)]
             phase.agree = agreement(scores, expected)
             results.append(phase)
             print(phase.line(), flush=True)

@@ -29,8 +29,11 @@ from repo2rlenv.cli.guard import Failing, guard
 @click.option("--concurrency", type=int, default=None,
               help="Scores running at once [default: 2]; with --ray-address, per node [default: the node's "
                    "repo2rlenv_docker resource].")
-@click.option("--queue", type=int, default=8, show_default=True,
+@click.option("--queue", type=int, default=16, show_default=True,
               help="Requests that may wait for a slot; beyond them the answer is 429 with Retry-After.")
+@click.option("--group", type=int, default=8, show_default=True,
+              help="Waiting requests for one task scored together in one container (1: each alone). "
+                   "Groups form only when requests wait, so an idle service answers as fast either way.")
 @click.option("--timeout", "timeout_sec", type=float, default=900.0, show_default=True,
               help="Seconds one request may take, waiting included; past it: reward null, error timeout.")
 @click.option("--max-body", "max_body_bytes", type=int, default=1 << 20, show_default=True,
@@ -40,7 +43,7 @@ from repo2rlenv.cli.guard import Failing, guard
               help="Score on the Ray cluster at ADDRESS ('auto', HOST:PORT), one scorer per node offering the "
                    "repo2rlenv_docker resource; 'local' starts one on this machine. Needs the ray extra.")
 @click.option("--quiet", is_flag=True, help="Do not log each request on stderr.")
-def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int | None, queue: int,
+def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int | None, queue: int, group: int,
           timeout_sec: float, max_body_bytes: int, warm: int, ray_address: str | None, quiet: bool) -> None:
     """Score submissions to DATASET's tasks over HTTP: POST /score, GET /health, GET /metrics
     (docs/scoring.md, "The scoring service")."""
@@ -54,26 +57,26 @@ def serve(dataset: Path, host: str, port: int, token: str | None, concurrency: i
         if not paths.tasks.is_dir() or not paths.task_ids():
             raise UserError(f"not a repo2rlenv dataset (no tasks/ with tasks): {dataset}")
         if ((concurrency is not None and concurrency < 1) or queue < 0 or timeout_sec <= 0 or max_body_bytes < 1
-                or warm < 0):
-            raise UserError("--concurrency and --max-body must be at least 1, --queue and --warm at least 0, "
-                            "--timeout above 0")
+                or warm < 0 or group < 1):
+            raise UserError("--concurrency, --group and --max-body must be at least 1, --queue and --warm at "
+                            "least 0, --timeout above 0")
         if token is not None and not token.strip():
             raise UserError("--token is empty")
         if ray_address is not None and importlib.util.find_spec("ray") is None:
             raise UserError("--ray-address needs Ray here and on every node: pip install 'repo2rlenv[ray]'")
-        return _serve(dataset, host, port, token, concurrency, queue, timeout_sec, max_body_bytes, warm,
+        return _serve(dataset, host, port, token, concurrency, queue, group, timeout_sec, max_body_bytes, warm,
                       ray_address, quiet)
 
     guard(body, state)
 
 
-def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int | None, queue: int,
+def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: int | None, queue: int, group: int,
            timeout_sec: float, max_body_bytes: int, warm: int, ray_address: str | None, quiet: bool) -> int:
     from repo2rlenv.scoring.server import make_server
     from repo2rlenv.scoring.service import ScoringService, ServiceLimits
 
     backend, slots, where = _backend(dataset, concurrency, warm, ray_address)
-    limits = ServiceLimits(concurrency=slots, queue=queue, score_timeout_sec=timeout_sec,
+    limits = ServiceLimits(concurrency=slots, queue=queue, group=group, score_timeout_sec=timeout_sec,
                            max_body_bytes=max_body_bytes)
     service = ScoringService(backend, limits)
     try:
@@ -91,7 +94,8 @@ def _serve(dataset: Path, host: str, port: int, token: str | None, concurrency: 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     _log(f"scoring {len(service.backend.task_ids())} tasks of {dataset} at {server.url} "
-         f"(concurrency {slots}{where}, queue {queue}{', token required' if token else ''})")
+         f"(concurrency {slots}{where}, queue {queue}, groups of up to {group}"
+         f"{', token required' if token else ''})")
     try:
         server.serve_forever()
     finally:

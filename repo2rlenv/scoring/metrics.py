@@ -39,6 +39,7 @@ class Metrics:
         self._total = 0
         self._failures: Counter[str] = Counter()
         self._rejected: Counter[str] = Counter()
+        self._groups: Counter[int] = Counter()  # gradings by how many requests they scored together
 
     def scored(self, score: Score, latency_sec: float) -> None:
         with self._lock:
@@ -46,6 +47,15 @@ class Metrics:
             self._recent.append((self._clock(), latency_sec))
             if score.error is not None:
                 self._failures[score.error.value] += 1
+
+    def grouped(self, size: int) -> None:
+        with self._lock:
+            self._groups[size] += 1
+
+    def group_sizes(self) -> dict[str, int]:
+        """Gradings since start by group size ("1": scored alone); JSON keys, so strings."""
+        with self._lock:
+            return {str(size): n for size, n in sorted(self._groups.items())}
 
     def rejected(self, reason: str) -> None:
         with self._lock:

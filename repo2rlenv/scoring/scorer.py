@@ -295,13 +295,17 @@ class DatasetScorer:
     def score(self, task_id: str, test_source: str | None) -> Score:
         return self.scorer(task_id).score(test_source)
 
+    def score_group(self, task_id: str, sources: list[str | None]) -> list[Score]:
+        """Scores of submissions to one task, graded together (`TaskScorer.score_group`)."""
+        return self.scorer(task_id).score_group(list(sources))
+
     def score_many(self, items: Iterable[tuple[str, str | None]], *, group: int = DEFAULT_GROUP) -> list[Score]:
         """Scores in the order given; submissions to the same task are graded in groups of up to `group`
         (`TaskScorer.score_group`; 1: a container each)."""
         pairs = list(items)
         for task_id, _ in pairs:
             self.scorer(task_id)  # unknown ids fail before anything runs
-        return in_groups(pairs, group, self._concurrency, lambda task_id, sources: self.scorer(task_id).score_group(sources))
+        return in_groups(pairs, group, self._concurrency, self.score_group)
 
     async def ascore(self, task_id: str, test_source: str | None) -> Score:
         return await asyncio.to_thread(self.score, task_id, test_source)

@@ -1,7 +1,7 @@
 """The scoring service over HTTP, on the standard library's `ThreadingHTTPServer` (no new dependency).
 
     POST /score    {"task_id": ..., "source": ...}  ->  200 Score as JSON (reward null: no verdict)
-    GET  /health   ->  200 {"ok": true, "api_version": 1, ...}
+    GET  /health   ->  200 {"ok": true, "api_version": 2, ...}
     GET  /metrics  ->  200 scores/s, queue depth, p50/p99 latency, failures and rejections by kind
 
 Every other answer is `{"error": "<one line>"}`: 400 bad JSON, fields or task; 401 without the bearer token

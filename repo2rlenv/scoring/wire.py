@@ -5,13 +5,14 @@ over HTTP is the same model a `DatasetScorer` returns in-process. Everything els
 
 API_VERSION history:
   1 - POST /score, GET /health, GET /metrics (issue 35).
+  2 - waiting requests for one task are scored in groups: /health says `group`, /metrics `group_sizes`.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-API_VERSION = 1
+API_VERSION = 2
 
 
 class ScoreRequest(BaseModel):
@@ -42,6 +43,7 @@ class Health(BaseModel):
     tasks: int = Field(description="tasks in the dataset being served")
     concurrency: int = Field(description="scores that run at once")
     queue: int = Field(description="requests that may wait for a slot beyond those; more are answered 429")
+    group: int = Field(description="the most waiting requests for one task scored together (1: each alone)")
 
 
 class Latency(BaseModel):
@@ -68,3 +70,5 @@ class ServiceMetrics(BaseModel):
     failures: dict[str, int] = Field(description="scores with no reward, by ScoreError kind")
     rejected: dict[str, int] = Field(description="requests answered without a score, by reason "
                                                  "(busy, bad_request, unauthorized, too_large, not_found)")
+    group_sizes: dict[str, int] = Field(description="gradings since start by how many requests each scored "
+                                                    "together (\"1\": alone); groups form only under load")

@@ -148,7 +148,7 @@ def test_health_and_metrics(served, scored_dataset):
     assert status == 200
     assert health["ok"] is True and health["api_version"] == API_VERSION
     assert health["tasks"] == len(DatasetPaths(scored_dataset).task_ids())
-    assert (health["concurrency"], health["queue"]) == (2, 2)
+    assert (health["concurrency"], health["queue"], health["group"]) == (2, 2, 8)
     Client(served).score(DatasetPaths(scored_dataset).task_ids()[0], None)
     status, _, metrics = Client(served).request("GET", "/metrics")
     assert status == 200
@@ -160,17 +160,18 @@ def test_health_and_metrics(served, scored_dataset):
 
 
 def test_a_burst_past_the_bound_gets_429_and_identical_rewards(scored_dataset, oracle_of):
-    """16 requests at once against concurrency 1 + queue 1: the rest are refused with a retry hint; retried
-    until served, every oracle scores 1.0 and every empty submission 0.0."""
+    """16 requests at once against concurrency 1 + queue 3: the rest are refused with a retry hint; retried
+    until served, every oracle scores 1.0 and every empty submission 0.0. The waiting requests of a task were
+    graded together (three waiting requests over two tasks hold two of one task), each with its own score."""
     ids = DatasetPaths(scored_dataset).task_ids()
     jobs = [(ids[i % 2], oracle_of(scored_dataset, ids[i % 2]) if i % 4 < 2 else None) for i in range(16)]
-    server, thread = _serve(scored_dataset, ServiceLimits(concurrency=1, queue=1))
+    server, thread = _serve(scored_dataset, ServiceLimits(concurrency=1, queue=3, group=4))
     try:
         client = Client(server)
         with ThreadPoolExecutor(16) as pool:
             first = list(pool.map(lambda job: client.score(*job), jobs))
         refused = [h for status, h, _ in first if status == 429]
-        assert refused, "16 at once against a capacity of 2 must refuse some"
+        assert refused, "16 at once against a capacity of 4 must refuse some"
         assert all(int(h["Retry-After"]) >= 1 for h in refused)
         assert all(status in (200, 429) for status, _, _ in first)
 
@@ -187,6 +188,8 @@ def test_a_burst_past_the_bound_gets_429_and_identical_rewards(scored_dataset, o
         assert [body["reward"] for _, body in final] == [1.0 if src else 0.0 for _, src in jobs]
         metrics = ServiceMetrics.model_validate(client.request("GET", "/metrics")[2])
         assert metrics.rejected["busy"] >= len(refused) and metrics.failures == {}
+        assert max(int(size) for size in metrics.group_sizes) >= 2, metrics.group_sizes
+        assert sum(int(size) * n for size, n in metrics.group_sizes.items()) == metrics.scores_total
     finally:
         _stop(server, thread)
 

@@ -48,12 +48,17 @@ class Gated:
         self.started = threading.Semaphore(0)
         self._slots = threading.BoundedSemaphore(concurrency)
         self.closed = False
+        self.calls: list[tuple[str, list[str | None]]] = []  # (task, sources) of each grading, in order
 
     def score(self, task_id: str, test_source: str | None) -> Score:
+        return self.score_group(task_id, [test_source])[0]
+
+    def score_group(self, task_id: str, sources: list[str | None]) -> list[Score]:
         with self._slots:
+            self.calls.append((task_id, list(sources)))
             self.started.release()
             self.release.wait(30)
-            return Score(task_id=task_id, reward=1.0 if test_source else 0.0)
+            return [Score(task_id=task_id, reward=1.0 if source else 0.0) for source in sources]
 
     def task_ids(self) -> list[str]:
         return ["t"]
@@ -101,6 +106,85 @@ def test_a_timed_out_request_keeps_its_slot_until_the_grading_ends():
     backend.release.set()
     service.close()  # waits for it
     assert service.in_flight() == 0
+
+
+def _send(service: ScoringService, task_id: str, source: str | None, answers: dict) -> threading.Thread:
+    """One request on its own thread, its Score (or exception) kept under `answers[source]`; returns once the
+    service holds it, so requests enter in the order sent."""
+    before = service.in_flight()
+
+    def ask() -> None:
+        try:
+            answers[source] = service.score(ScoreRequest(task_id=task_id, source=source))
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            answers[source] = exc
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    while service.in_flight() == before and thread.is_alive():
+        threading.Event().wait(0.005)
+    return thread
+
+
+def test_waiting_requests_for_one_task_are_scored_together_and_an_idle_one_alone():
+    """While one grading holds the only slot, requests queue up: the oldest goes next with up to group - 1
+    later requests for its task, in arrival order; the others keep their turn. Every request gets its own
+    file's score."""
+    backend = Gated(concurrency=1)
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=8, group=3))
+    answers: dict = {}
+    threads = [_send(service, "t", "t0", answers)]
+    assert backend.started.acquire(timeout=10)  # an idle service started it at once, alone
+    threads += [_send(service, task, source, answers)
+                for task, source in [("t", "t1"), ("u", "u1"), ("t", "t2"), ("t", "t3"), ("t", "t4")]]
+    assert service.queue_depth() == 5
+    backend.release.set()
+    for thread in threads:
+        thread.join(10)
+    assert backend.calls == [("t", ["t0"]), ("t", ["t1", "t2", "t3"]), ("u", ["u1"]), ("t", ["t4"])]
+    assert {k: (a.task_id, a.reward) for k, a in answers.items()} == {
+        "t0": ("t", 1.0), "t1": ("t", 1.0), "t2": ("t", 1.0), "t3": ("t", 1.0), "t4": ("t", 1.0), "u1": ("u", 1.0)}
+    snapshot = service.snapshot()
+    assert snapshot.group_sizes == {"1": 3, "3": 1} and snapshot.scores_total == 6 and service.in_flight() == 0
+    service.close()
+
+
+def test_a_request_that_times_out_while_waiting_leaves_the_queue():
+    """A running grading keeps its slot past its request's timeout; a waiting one is taken out of the queue,
+    never graded, and its slot admits the next request."""
+    backend = Gated(concurrency=1)
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=1, score_timeout_sec=0.3))
+    answers: dict = {}
+    running = _send(service, "t", "first", answers)
+    waiting = _send(service, "t", "second", answers)
+    running.join(10)
+    waiting.join(10)
+    assert answers["second"].error is ScoreError.timeout and service.in_flight() == 1
+    third = _send(service, "t", "third", answers)  # admitted: the dropped request gave its slot back
+    backend.release.set()
+    third.join(10)
+    service.close()
+    assert [sources for _, sources in backend.calls] == [["first"], ["third"]]
+    assert service.in_flight() == 0
+
+
+def test_an_unknown_task_fails_its_own_requests_only():
+    class Picky(Gated):
+        def score_group(self, task_id, sources):
+            if task_id != "t":
+                from repo2rlenv.errors import UserError
+                raise UserError(f"the dataset has no task {task_id!r}")
+            return super().score_group(task_id, sources)
+
+    backend = Picky(concurrency=1)
+    backend.release.set()
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=4))
+    from repo2rlenv.errors import UserError
+    with pytest.raises(UserError, match="no task 'nope'"):
+        service.score(ScoreRequest(task_id="nope", source="x"))
+    assert service.score(ScoreRequest(task_id="t", source="x")).reward == 1.0
+    assert service.in_flight() == 0
+    service.close()
 
 
 def test_a_burst_of_connections_is_answered_never_reset():
