@@ -173,3 +173,68 @@ def test_the_heap_alone_leaves_a_reuse_row_without_its_reader(parts: tuple[str, 
     assert _row("plain", parts) == (0, "read")  # the row works in this image: the check below can fail
     code, said = _row("heap", parts)
     assert said != "read", (code, said)  # an exception, or the process stopped on a dead block
+
+
+# What one call allocates, lane by lane, read as the red team's round 26 did: under the heap an address
+# only grows, so the distance between two probes' blocks a call apart is exactly what the call allocated
+# in that lane. Probes are lists whose item arrays fall in each lane (verifier_twins._LANE_ITEMS); ctypes
+# reads an item array's address here, in a plain interpreter, never in a graded run.
+PROFILE = r"""
+import ctypes, json, sys
+import _r2e_kernel
+_r2e_kernel.one_time_heap()
+SIZES = json.loads(sys.argv[1])
+sources = json.loads(sys.stdin.read())
+
+def items_at(probe):
+    return ctypes.c_void_p.from_address(id(probe) + 24).value
+
+def profile(f):
+    f(list(range(12)), 5)  # a first call may fill caches
+    got = []
+    for n in SIZES:
+        before = items_at([None] * n)
+        f(list(range(12)), 5)
+        got.append(items_at([None] * n) - before)
+    return got
+
+out = []
+for text in sources:
+    scope = {}
+    exec(compile(text, "m.py", "exec"), scope)
+    out.append(profile(scope["f"]))
+print(json.dumps(out))
+"""
+ALLOCATES = ("def f(xs, k):\n    out = []\n    for x in xs:\n        if x > k:\n"
+             "            out.append((x, str(x)))\n    return out\n")
+
+
+def _profiles(image: str, monkeypatch: pytest.MonkeyPatch, lists: tuple[int, int]) -> tuple[list, list]:
+    """A's allocation profile (bytes a call allocates in each lane) and 30 twins' of A, in `image`."""
+    import random
+
+    from repo2rlenv.verifiers.test_synthesis import verifier_twins as vt
+
+    monkeypatch.setattr(vt, "_LANE_LISTS", lists)
+    plan = vt.plan_file("m.py", [ALLOCATES, ALLOCATES.replace("x > k", "x >= k")])
+    rng = random.Random(26)
+    sources = [ALLOCATES] + [vt.twin_source(ALLOCATES, plan.units[0], plan.references[0], rng=rng)
+                             for _ in range(30)]
+    sizes = [hi for _, hi in vt._LANE_ITEMS]
+    done = subprocess.run(["docker", "run", "--rm", "--network", "none", "-i", image, "python3", "-c", PROFILE,
+                           json.dumps(sizes)], input=json.dumps(sources).encode(), capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    got = json.loads(done.stdout)
+    return got[0], got[1:]
+
+
+@pytest.mark.parametrize("image", IMAGES)
+def test_what_a_call_allocates_in_each_lane_moves_between_twins(image: str, monkeypatch) -> None:
+    """Red team round 26: without the twins' allocation statement the profile of most lanes is the same in
+    every twin (a fact a pin could hold A to); with it every lane moves in most twins."""
+    a, twins = _profiles(image, monkeypatch, (0, 0))
+    still = [lane for lane in range(len(a)) if all(t[lane] == a[lane] for t in twins)]
+    assert len(still) >= 3, (a, twins[:3])
+    a, twins = _profiles(image, monkeypatch, (0, 4))
+    moved = [sum(t[lane] != a[lane] for t in twins) / len(twins) for lane in range(len(a))]
+    assert min(moved) >= 0.6, moved

@@ -16,7 +16,10 @@ included) are never touched:
 - padding: blank and comment lines before statements anywhere in the file (its size, text, and the
   line numbers of everything after);
 - neutral statements in units (`pass`, a constant stored to a fresh local) at the top of a body and at
-  random statement boundaries (bytecode, instruction offsets, constants, locals);
+  random statement boundaries (bytecode, instruction offsets, constants, locals); and at the top of a
+  body, one store of a list of lists of random lengths, 0 to 4 in every size band of the graded runs'
+  one-time heap (`_LANE_ITEMS`): what one call allocates, in every lane, moves from twin to twin (under
+  the heap, where addresses only grow, two `id()`s a call apart count its allocations exactly);
 - `return e` → `fresh = e` / `return fresh`;
 - `if c:` without an else → `if not (c): pass` / `else:` (jumps and their order);
 - locals renamed to fresh names;
@@ -70,6 +73,12 @@ from dataclasses import dataclass, field
 # What a twin may do; the emitter can switch kinds off for a task (e.g. `padding` for a module that
 # reads its own source) and records which it checked.
 KINDS = ("padding", "neutral", "return_temp", "invert_if", "rename", "jitter", "references", "wrap", "opaque")
+# List lengths whose item arrays fall in each lane of the one-time heap (r2e_heap.h `heap_lane_max`: a
+# block of 32, 48, 64, 80, 112, 144, 272 bytes with its 16-byte header, then the large lane): 8 bytes a
+# pointer, so n items take a block of 8n + 16 rounded up to 16.
+_LANE_ITEMS = ((1, 2), (3, 4), (5, 6), (7, 8), (9, 12), (13, 16), (17, 32), (33, 64))
+# Lists per band in one twin's allocation: 0 in one twin of five, so each lane moves in four of five.
+_LANE_LISTS = (0, 4)
 # A function that can observe its own locals by name keeps its locals: no renames, no new locals.
 _INTROSPECTIVE_NAMES = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
                                   "f_locals", "f_back", "stack", "getframeinfo", "getouterframes"})
@@ -691,6 +700,14 @@ class _Twin:
             return "pass"
         return f"{self.fresh()} = {self.constant()}"
 
+    def allocation(self) -> str:
+        """`fresh = [[None] * n, …]`: lists (never folded into a constant, unlike tuples and strings) of
+        random lengths in every band of `_LANE_ITEMS`, in random order; it looks up no name."""
+        rng = self.rng
+        parts = [f"[None] * {rng.randint(lo, hi)}" for lo, hi in _LANE_ITEMS for _ in range(rng.randint(*_LANE_LISTS))]
+        rng.shuffle(parts)
+        return f"{self.fresh()} = [{', '.join(parts)}]"
+
     def references_statement(self) -> str:
         """`None is not None and (…)`: never true, so evaluated no further than the `is`, and it looks up
         no name (a test can delete or rebind any global or builtin, and would see the lookup); it only
@@ -760,7 +777,10 @@ class _Twin:
         prelude = [self.references_statement()] if references else []
         self.placed = self.placed or references
         if "neutral" in kinds:
-            prelude += [self.neutral(introspective) for _ in range(rng.randint(1, 4))]
+            neutrals = [self.neutral(introspective) for _ in range(rng.randint(1, 4))]
+            if not introspective:
+                neutrals.insert(rng.randint(0, len(neutrals)), self.allocation())
+            prelude += neutrals
         if prelude:  # the top of the body: before its first statement past the docstring, or after that
             if start < len(body) and self._insertable(body, start):
                 for text in prelude:

@@ -70,8 +70,11 @@ allocations within a run, so memory a call into the test freed can never become 
 (the class behind rounds 19–23, whatever the entry point), and the float free list, which linked dead
 floats through their type pointer (round 24), stays empty and closed; list's extended-slice assignment reads
 its value out before it measures (round 25); a run's address-space limit leaves room for its reserve.
-INTEGRITY_VERSION 16.
+INTEGRITY_VERSION 16. 17: red team round 26 read, under that heap, exactly what one call allocates in each
+lane (two addresses a call apart), a fact no twin kind moved: every twin's changed functions now start by
+storing lists of random lengths in every lane's size band, so that profile moves between twins as the
+bytecode does. INTEGRITY_VERSION 17.
 """
 
-VERIFIER_VERSION = 16
-INTEGRITY_VERSION = 16
+VERIFIER_VERSION = 17
+INTEGRITY_VERSION = 17
