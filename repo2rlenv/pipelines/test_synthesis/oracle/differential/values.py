@@ -42,6 +42,7 @@ class ValueKind(StrEnum):
     ITER = "iter"  # iter([...]): an iterator argument
     REF = "ref"  # a function, class or builtin, by importable name
     LAMBDA = "lambda"  # a lambda, by its one-line source
+    ATTR = "attr"  # the public attribute `v` of the one item: an object its owner built (`Stuff(...).machine`)
     OPAQUE = "opaque"
 
 
@@ -64,9 +65,11 @@ class Value(BaseModel):
     v: bool | int | str | None = Field(
         None,
         description="Scalar payload: bool, int, str; float as its repr; bytes as hex; enum member name; opaque hash; "
-        "lambda source.",
+        "lambda source; attribute name.",
     )
-    items: list[Value] | None = Field(None, description="Items of a list, tuple, set, frozenset or iterator.")
+    items: list[Value] | None = Field(
+        None, description="Items of a list, tuple, set, frozenset or iterator; the owner of an attribute."
+    )
     pairs: list[tuple[Value, Value]] | None = Field(None, description="Key/value pairs of a dict, in order.")
     module: str | None = Field(None, description="Module of the class (enum, dataclass, namedtuple, object).")
     qualname: str | None = Field(None, description="Qualified name of the class inside its module.")
@@ -196,6 +199,8 @@ def same(a: Value, b: Value, rel_tol: float = 1e-9, abs_tol: float = 0.0) -> boo
         return _seq_equal(list(a.args or []), list(b.args or []), rel_tol, abs_tol) and _fields_equal(
             a.kw or {}, b.kw or {}, rel_tol, abs_tol
         )
+    if a.t is ValueKind.ATTR:
+        return _seq_equal(list(a.items or []), list(b.items or []), rel_tol, abs_tol)
     return True
 
 
@@ -361,6 +366,9 @@ class _Renderer:
             return f"iter([{', '.join(self.expr(item, False) for item in value.items or [])}])"
         if kind is ValueKind.REF:
             return self.imports.name_for(str(value.module), str(value.qualname))
+        if kind is ValueKind.ATTR:
+            (owner,) = value.items or []
+            return f"{self.expr(owner, False)}.{value.v}"
         if kind is ValueKind.LAMBDA:
             for name, where in sorted((value.names or {}).items()):
                 self.imports.bind_exact(name, where)

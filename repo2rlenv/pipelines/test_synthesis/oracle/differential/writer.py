@@ -165,7 +165,8 @@ class _TestBody:
             receiver = self.case.call.receiver
             assert receiver is not None
             lines = self._handles(receiver)
-            self.receiver_name = self._local(snake(str(receiver.qualname).rsplit(".", 1)[-1]))
+            named = receiver.v if receiver.t is ValueKind.ATTR else receiver.qualname  # `Stuff(...).machine`: machine
+            self.receiver_name = self._local(snake(str(named).rsplit(".", 1)[-1]))
             lines.append(f"{self.receiver_name} = {self._receiver_expr(receiver)}")
             raises = self.case.expected.step_raises or []
             for i, step in enumerate(self.case.call.steps):

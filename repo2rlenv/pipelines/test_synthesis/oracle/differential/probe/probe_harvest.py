@@ -7,7 +7,10 @@ frames it does not ask for cost nothing more) watches each test's setup, call an
 - calls of the *entries*: the target itself when a test may call it (a public name), else the public
   functions and methods that reach it (``probe_target.entry_names``);
 - constructor calls of the package's classes (and of the test suite's helper classes), so an instance can
-  be re-created by calling its class;
+  be re-created by calling its class; an instance built inside another one's constructor and given that
+  half-built object (a model whose ``__init__`` makes its own machine: ``self.machine = Machine(self)``)
+  is instead re-created as the public attribute of its owner that holds it (``Stuff(...).machine``):
+  calling its class again would build a second one on the owner;
 - for each such instance, the method calls made on it from outside its own methods, in order (its
   *history*). A call on an instance that was passed to another one's constructor (a timer given to a
   cache) is part of that other one's history too, marked with the constructor argument it went through.
@@ -40,6 +43,7 @@ MAX_PER_TEST = 40
 MAX_TRIES_PER_TEST = 200
 MAX_STEPS = 60  # method calls remembered per instance (runs of the same call count once)
 MAX_THEN = 8  # calls after a recorded method call that are replayed (and may be asserted)
+MAX_STACK = 64  # frames looked through for the running constructor of an instance's owner
 CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
 # Calls that only read an instance: left out of its history (they would be noise in a generated test).
 QUERIES = frozenset({"__len__", "__repr__", "__str__", "__hash__", "__eq__", "__ne__", "__bool__", "__format__"})
@@ -109,6 +113,10 @@ class Harvester:
         self.constructors = {}  # id(instance) -> (weakref, constructor spec)
         self.histories = {}  # id(instance) -> [step] (None once it cannot be written down)
         self.owners = {}  # id(instance) -> [(id(owner), "arg:i" | "kw:name")]: constructors it was passed to
+        # id(instance) -> (weakref, owner weakref, owner's __init__ code, id of its frame): an instance built
+        # inside its owner's constructor and given the half-built owner (re-created as the owner's attribute).
+        self.built_by = {}
+        self.frame = None  # the frame whose call is being recorded
         self.pending = {}  # id(frame) -> (id(instance), step), until the frame returns
         self.drawn = {}  # id(generator frame) -> [item spec or None]: what a recorded step's generator yielded
         self.stopped = False  # tracing was turned off within the current test (captures are then incomplete)
@@ -118,7 +126,7 @@ class Harvester:
         self.package_dirs = ()
         self.error = None
         self.skipped = {}
-        self.encoder = Encoder(self.constructors, allow_import=False, sources=SourceFiles())
+        self.encoder = Encoder(self.constructors, allow_import=False, sources=SourceFiles(), derive=self.derive)
 
     # -- set-up, once the tests have imported the package ---------------------------------------------
 
@@ -223,12 +231,16 @@ class Harvester:
             return
         if self._resumed(frame, code):
             return
-        if role.init:
-            self._record_init(frame, code)
-        elif role.method:
-            self._record_step(frame, code)
-        if role.entry is not None:
-            self._record_entry(role.entry, frame, code)
+        self.frame = frame
+        try:
+            if role.init:
+                self._record_init(frame, code)
+            elif role.method:
+                self._record_step(frame, code)
+            if role.entry is not None:
+                self._record_entry(role.entry, frame, code)
+        finally:
+            self.frame = None
 
     def _on_return(self, frame):
         item = self.pending.pop(id(frame), None)
@@ -269,24 +281,86 @@ class Harvester:
         own = next((k.__dict__["__init__"] for k in cls.__mro__ if "__init__" in k.__dict__), None)
         if getattr(inspect.unwrap(own), "__code__", None) is not code or not self._trackable(cls):
             return
+        if key in self.built_by and self.built_by[key][0]() is obj:
+            return
+        building = self._building_owner(frame, code)
+        if building is not None:
+            owner, owner_frame = building
+            try:
+                self.built_by[key] = (self._ref(obj, key), weakref.ref(owner), owner_frame.f_code, id(owner_frame))
+            except TypeError:
+                return  # an owner that cannot be weakly referenced: not re-created
+            self.histories[key] = []
+            return
         try:
             args, kwargs = bind_frame(code, frame.f_locals, defaults_of(own), True, self.encoder)
         except Unbound:
             return
         spec = {"t": "object", "module": self.encoder.module_of(cls), "qualname": cls.__qualname__, "args": args, "kw": kwargs}
+        self.constructors[key] = (self._ref(obj, key), spec)
+        self.histories[key] = []
+        self._link_arguments(key, code, frame.f_locals)
 
+    def _ref(self, obj, key):
         def forget(_ref, k=key, harvester=self):
             harvester.constructors.pop(k, None)
             harvester.histories.pop(k, None)
             harvester.owners.pop(k, None)
+            harvester.built_by.pop(k, None)
 
         try:
-            ref = weakref.ref(obj, forget)
+            return weakref.ref(obj, forget)
         except TypeError:
-            ref = (lambda o: (lambda: o))(obj)  # not weak-referenceable: keep it alive so the id stays its own
-        self.constructors[key] = (ref, spec)
-        self.histories[key] = []
-        self._link_arguments(key, code, frame.f_locals)
+            return (lambda o: (lambda: o))(obj)  # not weak-referenceable: keep it alive so the id stays its own
+
+    def _building_owner(self, frame, code):
+        """(owner, its constructor's frame) when a tracked instance whose constructor is still running is
+        given to this constructor (``Machine(self)`` inside ``Stuff.__init__``); else None."""
+        names = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+        values = [frame.f_locals.get(name) for name in names]
+        if code.co_flags & 0x04:  # *args
+            values += list(frame.f_locals.get(code.co_varnames[code.co_argcount + code.co_kwonlyargcount], ()))
+        tracked = [v for v in values if v is not None and id(v) in self.constructors]
+        if not tracked:
+            return None
+        caller, depth = frame.f_back, 0
+        while caller is not None and depth < MAX_STACK:
+            if caller.f_code.co_name == "__init__" and caller.f_code.co_argcount:
+                this = caller.f_locals.get(caller.f_code.co_varnames[0])
+                if any(this is v for v in tracked):
+                    return this, caller
+            caller, depth = caller.f_back, depth + 1
+        return None
+
+    def _in_owner_init(self, key, frame):
+        """Whether the constructor of the owner that built instance ``key`` is still running below ``frame``."""
+        record = self.built_by.get(key)
+        if record is None:
+            return False
+        _ref, _owner, code, frame_id = record
+        depth = 0
+        while frame is not None and depth < MAX_STACK:
+            if frame.f_code is code and id(frame) == frame_id:
+                return True
+            frame, depth = frame.f_back, depth + 1
+        return False
+
+    def derive(self, obj):
+        """For the encoder: (owner, attribute name) of an instance built by its owner, a reason it cannot be
+        written that way, or None for any other object."""
+        record = self.built_by.get(id(obj))
+        if record is None or record[0]() is not obj:
+            return None
+        owner = record[1]()
+        if owner is None:
+            return "built by a lost owner"
+        if self._in_owner_init(id(obj), self.frame):
+            return "built by %s, still in its constructor" % type_name(owner)
+        names = sorted(name for name, value in getattr(owner, "__dict__", {}).items() if value is obj)
+        public = [name for name in names if name.isidentifier() and not name.startswith("_")]
+        if not public:
+            return "built by %s, no public attribute" % type_name(owner)
+        return owner, public[0]
 
     def _link_arguments(self, key, code, f_locals):
         """Remember which tracked instances were passed to this constructor, and under which argument."""
@@ -307,6 +381,8 @@ class Harvester:
         key = id(obj)
         if self.histories.get(key) is None or code.co_name in QUERIES:
             return
+        if self._in_owner_init(key, frame):
+            return  # made by its owner's constructor, which the re-created owner runs again
         caller = frame.f_back
         if caller is not None and caller.f_code.co_argcount and caller.f_code.co_varnames[0] == "self":
             if caller.f_locals.get("self") is obj:

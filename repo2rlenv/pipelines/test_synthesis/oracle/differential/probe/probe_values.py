@@ -88,10 +88,15 @@ class Encoder:
     during harvest; such instances are re-created by calling their class again. Outputs
     (``for_output``) never use them, nor iterators or callables: those do not compare by value.
     ``failed`` names the innermost type that could not be written, after `encode` returned None.
+    ``derive`` (the harvester's) tells which instances were built by their owner's constructor: those are
+    written as the owner's attribute (``{"t": "attr", "items": [owner spec], "v": name}``).
     """
 
-    def __init__(self, constructors=None, for_output=False, allow_import=True, sources=None):
+    def __init__(self, constructors=None, for_output=False, allow_import=True, sources=None, derive=None):
         self.constructors = constructors if constructors is not None else {}
+        # obj -> (owner, attribute) for an instance its owner built (written ``Owner(...).attribute``),
+        # a reason it cannot be written, or None for any other object.
+        self.derive = derive
         self.for_output = for_output
         self.allow_import = allow_import
         self.sources = sources if sources is not None else SourceFiles()
@@ -263,6 +268,12 @@ class Encoder:
         record = self.constructors.get(id(obj))
         if record is not None and record[0]() is obj:
             return record[1]
+        derived = self.derive(obj) if self.derive is not None else None
+        if isinstance(derived, str):
+            return self._fail(obj, "%s (%s)" % (type_name(obj), derived))
+        if derived is not None:
+            owner = self._enc(derived[0], depth + 1)
+            return {"t": "attr", "items": [owner], "v": derived[1]} if owner is not None else None
         cls = type(obj)
         # A class without its own constructor and without state is re-created by a bare call.
         if cls.__init__ is object.__init__ and not getattr(obj, "__dict__", True) and not hasattr(cls, "__slots__"):
@@ -343,6 +354,8 @@ def decode(spec):
         return cls(*[decode(x) for x in spec["args"]], **{k: decode(v) for k, v in spec["kw"].items()})
     if tag == "ref":
         return resolve(spec["module"], spec["qualname"])
+    if tag == "attr":
+        return getattr(decode(spec["items"][0]), spec["v"])
     if tag == "lambda":
         return eval(spec["v"], lambda_namespace(spec.get("names") or {}))  # noqa: S307 - source read from the repo's own tests
     raise Unrecreatable(tag)
