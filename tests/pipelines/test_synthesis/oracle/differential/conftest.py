@@ -326,6 +326,12 @@ SEQ_LIB = {
             assert counter["a"] == 4
 
 
+        def test_counter_on_a_closure():
+            k = 1
+            counter = Counter(lambda: k)  # a closure: the counter cannot be re-created
+            assert counter.hit("a") == 1
+
+
         def test_private_poke():
             counter = Counter(Clock())
             counter._bump("z")

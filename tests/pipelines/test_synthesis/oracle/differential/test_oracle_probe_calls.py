@@ -61,6 +61,12 @@ def test_callables_are_recorded_by_name_or_lambda_source(lib_runner):
     assert report.skipped == {"lambda": 1}
 
 
+def test_a_receiver_that_cannot_be_re_created_says_what_its_constructor_was_given(lib_runner):
+    report = harvest(lib_runner, "Counter.hit", "test_counter_on_a_closure")
+    assert report.entries[0].calls == []
+    assert report.skipped == {"receiver lib.seq.Counter (its constructor was given lambda)": 1}
+
+
 def test_iterator_and_range_arguments_are_recorded_without_consuming_them(lib_runner):
     report = harvest(lib_runner, "take", "test_take")
     assert [shown(r.call.args) for r in report.entries[0].calls] == [["2", "iter([7, 8, 9])"], ["1", "range(0, 3)"]]

@@ -116,6 +116,9 @@ class Harvester:
         # id(instance) -> (weakref, owner weakref, owner's __init__ code, id of its frame): an instance built
         # inside its owner's constructor and given the half-built owner (re-created as the owner's attribute).
         self.built_by = {}
+        # id(instance) -> (its class, what its constructor was given that cannot be written as test code):
+        # named in the skip of a receiver that then cannot be re-created ("a closure", "MagicMock").
+        self.unwritable = {}
         self.frame = None  # the frame whose call is being recorded
         self.pending = {}  # id(frame) -> (id(instance), step), until the frame returns
         self.drawn = {}  # id(generator frame) -> [item spec or None]: what a recorded step's generator yielded
@@ -294,7 +297,9 @@ class Harvester:
             return
         try:
             args, kwargs = bind_frame(code, frame.f_locals, defaults_of(own), True, self.encoder)
-        except Unbound:
+        except Unbound as exc:
+            if len(self.unwritable) < 10000:
+                self.unwritable[key] = (cls, exc.args[0] if exc.args else None)
             return
         spec = {"t": "object", "module": self.encoder.module_of(cls), "qualname": cls.__qualname__, "args": args, "kw": kwargs}
         self.constructors[key] = (self._ref(obj, key), spec)
@@ -426,7 +431,11 @@ class Harvester:
             obj = frame.f_locals.get(code.co_varnames[0])
             receiver = self.encoder.encode(obj)
             if receiver is None:
-                self._skip("receiver %s" % (self.encoder.failed or type_name(obj)))
+                reason = "receiver %s" % (self.encoder.failed or type_name(obj))
+                cls, given = self.unwritable.get(id(obj), (None, None))
+                if cls is type(obj) and given:
+                    reason += " (its constructor was given %s)" % given
+                self._skip(reason)
                 return
             history = self.histories.get(id(obj), [])
             if history is None:
