@@ -388,3 +388,21 @@ def separates(run_test_file) -> Callable[..., None]:
         assert "mutant" not in result.test_source.lower()
 
     return check
+
+
+@pytest.fixture
+def separating_oracle(runner_for, separates) -> Callable[..., str]:
+    """The differential oracle of `qualname` in `target_file` of a pair, from the given covering tests,
+    checked to pass on A and fail on B; returns its source."""
+
+    def make(pair: RepoPair, target_file: str, module: str, qualname: str, tests: list[str], test_path: str) -> str:
+        from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import synthesize_differential
+
+        result = synthesize_differential(
+            runner=runner_for(pair), target_file=target_file, module=module, qualname=qualname,
+            function_source_a=(pair[0] / target_file).read_text(), covering_tests=tests, test_path=test_path,
+        )
+        separates(result, pair, test_path)
+        return result.test_source
+
+    return make

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-from repo2rlenv.pipelines.test_synthesis.oracle.differential import synthesize_differential
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import probe_sources
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import HarvestReport
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.values import Imports, render
@@ -75,15 +74,10 @@ def test_an_object_built_by_its_owner_is_written_as_the_owners_attribute(make_pa
     assert not report.skipped
 
 
-def test_an_object_built_by_its_owner_gets_an_oracle(make_pair, runner_for, separates):
+def test_an_object_built_by_its_owner_gets_an_oracle(make_pair, separating_oracle):
     pair = make_pair(FLOW_LIB, FLOW, "            return True\n", "            return False\n")
-    result = synthesize_differential(
-        runner=runner_for(pair), target_file=FLOW, module="flow.machine", qualname="Machine.remove_state",
-        function_source_a=(pair[0] / FLOW).read_text(), covering_tests=["tests/test_flow.py::test_remove"],
-        test_path=TEST_PATH,
-    )
-    separates(result, pair, TEST_PATH)
-    source = result.test_source
+    source = separating_oracle(pair, FLOW, "flow.machine", "Machine.remove_state", ["tests/test_flow.py::test_remove"],
+                               TEST_PATH)
     assert "machine = Light(states=('off', 'on', 'blink')).machine" in source
     assert "machine.add_state('strobe')" in source
     assert "._" not in source  # never a private attribute

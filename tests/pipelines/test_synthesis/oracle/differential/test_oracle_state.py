@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from repo2rlenv.pipelines.test_synthesis.oracle.differential import synthesize_differential
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import probe_sources
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import HarvestReport
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.values import Imports, render
@@ -92,14 +91,9 @@ def test_a_generator_given_to_a_recorded_step_is_written_as_the_items_it_yielded
     assert render(rows, Imports()) == "iter([{'n': 0, 'c': 'a'}, {'n': 1, 'c': 'b'}, {'n': 2, 'c': 'c'}])"
 
 
-def test_a_method_of_an_object_the_fixture_filled_from_a_generator_gets_an_oracle(store_pair, runner_for, separates):
-    result = synthesize_differential(
-        runner=runner_for(store_pair), target_file=STORE, module="shelf.store", qualname="Store.remove",
-        function_source_a=(store_pair[0] / STORE).read_text(), covering_tests=["tests/test_store.py::test_remove"],
-        test_path=TEST_PATH,
-    )
-    separates(result, store_pair, TEST_PATH)
-    source = result.test_source
+def test_a_method_of_an_object_the_fixture_filled_from_a_generator_gets_an_oracle(store_pair, separating_oracle):
+    source = separating_oracle(store_pair, STORE, "shelf.store", "Store.remove", ["tests/test_store.py::test_remove"],
+                               TEST_PATH)
     assert "store = Store(memory)" in source or "Store(Memory())" in source
     assert "store.add_many(iter([{'n': 0, 'c': 'a'}, {'n': 1, 'c': 'b'}, {'n': 2, 'c': 'c'}]))" in source
     assert "store.remove([1, 2]) == [1, 2]" in source
