@@ -141,10 +141,15 @@ def bench(task: TaskPaths, rounds: int, baseline_ref: str | None = None, group: 
     print(f"each graded run after the 1st : {(v - b) / max(1, runs - 1) / b:.3f} x a bare run   (target <= 0.25)")
     print(f"CPU seconds, bare / verifier  : {bc:.2f} / {vc:.2f}  (ratio {vc / bc:.2f}x)")
     print(f"verifier stages (median)      : {_median_stages(details)}")
+    # What the runs themselves used (each run's own rusage, the test file's work included) against the rest:
+    # the verifier process, the zygote's start, lint, twins and copies. Only the rest is the verifier's
+    # alone to cut; the runs' part grows with what the submission's tests do.
+    in_runs = statistics.median([sum(d.get("timings", {}).get("run_cpu", {}).values()) for d in details])
+    print(f"CPU seconds inside the runs   : {in_runs:.2f} per grading; outside them: {vc - in_runs:.2f} alone")
     if group:
         g = statistics.median(group_cpu)
         print(f"CPU seconds per grading in a group of {group} (one verifier, test.sh --batch): {g:.2f}  "
-              f"(alone {vc:.2f}; group / alone: {g / vc:.2f})")
+              f"(alone {vc:.2f}; group / alone: {g / vc:.2f}; outside the runs: {g - in_runs:.2f})")
     if baseline_ref:
         r = statistics.median(ref_times)
         rc = statistics.median(ref_cpu)
