@@ -99,6 +99,12 @@ class TestSynthesisOptions(BaseModel):
     min_oracle_behaviours: int = Field(
         1, ge=1, le=10, description="Emit only tasks whose differential oracle asserts at least this many distinct behaviours.")
 
+    # The differential oracle's harvest runs the covering tests under a tracer; on a slow suite hundreds of
+    # them cover one function (oracle/harvest_share.py). 0: all of them, however long they take.
+    harvest_budget_sec: float = Field(
+        15.0, ge=0, description="Baseline seconds of covering tests the differential oracle's harvest may run "
+                                "(the fastest first; 0: all).")
+
     # --- sandbox limits -------------------------------------------------------------------------
     baseline_reruns: int = Field(1, ge=0, le=5, description="Extra runs of the suite on A to find flaky tests.")
     suite_timeout_sec: float = Field(900, gt=0, description="Wall clock for one whole-suite run.")

@@ -26,6 +26,7 @@ from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
 from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates, SiblingSearch, find_siblings
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
+from repo2rlenv.pipelines.test_synthesis.oracle.harvest_share import harvest_tests
 from repo2rlenv.pipelines.test_synthesis.oracle.search import (
     OracleFound,
     extend_oracle,
@@ -249,8 +250,12 @@ class Synthesizer:
             cand.apply(GateResult(gate="human oracle", passed=used, detail=why[:500]))
             if used:
                 return human
+        harvest = harvest_tests(cand.covering_tests, ctx.baseline.durations, ctx.options.harvest_budget_sec)
+        if harvest.cut:
+            cand.apply(GateResult(gate="harvest cut to its time share", passed=True,
+                                  detail=harvest.detail(ctx.options.harvest_budget_sec)))
         found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
-                            llm_client=ctx.llm_client)
+                            llm_client=ctx.llm_client, harvest=harvest.tests)
         if isinstance(found, Drop) or found.behaviours is None:
             return found
         floor = ctx.options.min_oracle_behaviours

@@ -145,14 +145,19 @@ def find_human(cand: Candidate, *, trials: Trials, test_path: str,
 
 
 def find_oracle(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
-                options: TestSynthesisOptions, llm_client: ChatClient | None) -> OracleFound | Drop:
-    """The oracle for `cand`, written to pass on A and fail on B, or why there is none."""
-    found = _search(cand, suite=suite, a_dir=a_dir, test_path=test_path, options=options, llm_client=llm_client)
+                options: TestSynthesisOptions, llm_client: ChatClient | None,
+                harvest: list[str] | None = None) -> OracleFound | Drop:
+    """The oracle for `cand`, written to pass on A and fail on B, or why there is none. `harvest`: the
+    covering tests the differential oracle records calls from (default: all; `harvest_share.harvest_tests`
+    cuts them on a slow suite)."""
+    found = _search(cand, suite=suite, a_dir=a_dir, test_path=test_path, options=options, llm_client=llm_client,
+                    harvest=cand.covering_tests if harvest is None else harvest)
     return found if isinstance(found, Drop) else dataclasses.replace(found, origin=origin_of_kind(found.kind))
 
 
 def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
-            options: TestSynthesisOptions, llm_client: ChatClient | None) -> OracleFound | Drop:
+            options: TestSynthesisOptions, llm_client: ChatClient | None,
+            harvest: list[str]) -> OracleFound | Drop:
     """The differential and model oracles, as the `oracle` option asks."""
     runner = VariantRunner(suite, cand.files_b, timeout=options.mutant_timeout_sec * 4)
     context = context_for_candidate(cand, a_dir, test_path, options)
@@ -163,7 +168,7 @@ def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
             return Drop(llm.reason or SkipReason.no_oracle, llm.detail or "")
         return OracleFound(llm.test_source, "llm", len(llm.attempts), llm.model, "model")
     both = synthesize_hybrid(client=llm_client if kind == "hybrid" else None, runner=runner, context=context,
-                             covering_tests=cand.covering_tests, max_attempts=options.max_attempts, seed=options.seed)
+                             covering_tests=harvest, max_attempts=options.max_attempts, seed=options.seed)
     if not both.found or not both.test_source:
         return Drop(both.reason or SkipReason.no_oracle, both.detail or "")
     from_model = both.kind is OracleSource.LLM
