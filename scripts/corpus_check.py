@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -99,8 +100,17 @@ def checkout(entry: RepoEntry, root: Path) -> RepoEntry:
     dest = root / entry.name
     if not (dest / ".git").is_dir():
         dest.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", str(source), str(dest)], check=True)
+        done = subprocess.run(["git", "clone", "-q", str(source), str(dest)], capture_output=True, text=True)
+        if done.returncode != 0:
+            # A clone whose checkout failed leaves a .git behind: gone, so no later run measures a half tree.
+            shutil.rmtree(dest, ignore_errors=True)
+            said = [line for line in done.stderr.splitlines() if line.strip()]
+            raise CheckoutFailed(f"git clone of {source} failed: {said[0] if said else done.returncode}")
     return entry.model_copy(update={"spec": str(dest)})
+
+
+class CheckoutFailed(Exception):
+    """The list's repository could not be checked out (a mirror missing a file's contents, say)."""
 
 
 def slug(name: str) -> str:
@@ -372,9 +382,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(CorpusRow.model_validate_json(done.read_text()))
             continue
         print(f"» {entry.name}", file=sys.stderr, flush=True)
-        entry = checkout(entry, args.out / "checkouts")
         repo_dir.mkdir(parents=True, exist_ok=True)
-        row = measure(entry, repo_dir, args.timeout_per_repo)
+        try:
+            entry = checkout(entry, args.out / "checkouts")
+        except CheckoutFailed as exc:
+            row = CorpusRow(repo=entry.name, stage="source", cause=str(exc)[:500])
+        else:
+            row = measure(entry, repo_dir, args.timeout_per_repo)
         done.write_text(row.model_dump_json(indent=1))
         print(f"  {row.stage}: tests={row.tests} emitted={row.emitted} validated={row.validated} {row.cause}",
               file=sys.stderr, flush=True)

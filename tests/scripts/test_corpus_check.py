@@ -86,6 +86,25 @@ def test_resumes_repos_already_measured(corpus, tmp_path: Path, monkeypatch):
     assert "1/2 (50%)" in (tmp_path / "out" / "corpus.md").read_text()
 
 
+def test_a_mirror_that_cannot_be_checked_out_is_a_row_not_a_crash(corpus, tmp_path: Path, monkeypatch):
+    """A mirror missing a file's contents failed its clone's checkout and took the whole measurement down with
+    it; now that repo's row says so (stage source), nothing half checked out is left, and the list goes on."""
+    listing = tmp_path / "list.txt"
+    listing.write_text("c/broken\nd/fine\n")
+    broken = tmp_path / "mirror" / "c+broken" / "repo"
+    broken.mkdir(parents=True)
+    (broken / "HEAD").write_text("ref: refs/heads/main\n")  # looks like a bare clone, is none
+    measured = []
+    monkeypatch.setattr(corpus, "measure", lambda entry, repo_dir, timeout: measured.append(entry.name)
+                        or corpus.CorpusRow(repo=entry.name, stage="done", emitted=3, validated=3))
+    out = tmp_path / "out"
+    assert corpus.main([str(listing), "--out", str(out), "--mirror", str(tmp_path / "mirror")]) == 0
+    assert measured == ["d/fine"]
+    row = corpus.CorpusRow.model_validate_json((out / "repos" / "c+broken" / "result.json").read_text())
+    assert row.stage == "source" and row.cause.startswith(f"git clone of {broken} failed: ")
+    assert not (out / "checkouts" / "c" / "broken").exists()
+
+
 def test_a_run_stopped_at_the_limit_says_how_far_it_got(corpus, tmp_path: Path):
     state = tmp_path / ".r2e-state"
     state.mkdir()
