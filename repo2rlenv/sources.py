@@ -154,7 +154,15 @@ def snapshot(source: RepoSource, commit: str | None, dest: Path) -> Path:
 
     repo = git.Repo(source.path)
     data = io.BytesIO()
-    repo.archive(data, commit, format="tar")
+    try:
+        repo.archive(data, commit, format="tar")
+    except git.GitCommandError as exc:
+        # A partial clone (`--filter=blob:none` without access to its remote) or a damaged one lacks the
+        # contents of some files: name the first, and what to do, not git's traceback.
+        said = [line.strip() for line in str(exc.stderr or "").splitlines() if line.strip().strip("'")]
+        raise SourceError(f"git cannot write out commit {commit[:12]} of {source.spec}: "
+                          f"{(said[0].strip(chr(39)) if said else exc.status)} (a partial or damaged clone: "
+                          f"fetch its missing objects, or clone it again)") from exc
     data.seek(0)
     dest.mkdir(parents=True)
     with tarfile.open(fileobj=data) as tar:

@@ -26,6 +26,19 @@ def test_local_git_repo_snapshot_at_ref(make_repo, run_git, tmp_path: Path):
     assert (root / "pkg/a.py").read_text() == "X = 2\n"
 
 
+def test_a_clone_missing_a_files_contents_says_so_in_one_line(make_repo, run_git, tmp_path: Path):
+    """A partial or damaged clone (here: one blob's object deleted) cannot be written out: a SourceError that
+    names the file and what to do, not git's traceback ("internal error" before)."""
+    root = make_repo({"pkg/a.py": "X = 1\n", "data/big.json": '{"k": 1}\n'})
+    blob = run_git(root, "rev-parse", "HEAD:data/big.json").strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a fresh commit's objects are loose
+    src = resolve_source(str(root))
+    with pytest.raises(SourceError) as err:
+        snapshot(src, resolve_commit(src, None), tmp_path / "snap")
+    said = str(err.value)
+    assert "data/big.json" in said and "partial or damaged clone" in said and "\n" not in said
+
+
 def test_local_bare_clone_is_read_as_git(make_repo, run_git, tmp_path: Path):
     # A mirror is a bare clone: copying it as a plain directory would snapshot git's objects, not the code.
     root = make_repo({"pkg/a.py": "X = 1\n"})
