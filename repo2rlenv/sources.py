@@ -159,9 +159,9 @@ def snapshot(source: RepoSource, commit: str | None, dest: Path) -> Path:
     except git.GitCommandError as exc:
         # A partial clone (`--filter=blob:none` without access to its remote) or a damaged one lacks the
         # contents of some files: name the first, and what to do, not git's traceback.
-        said = [line.strip() for line in str(exc.stderr or "").splitlines() if line.strip().strip("'")]
+        said = re.findall(r"error: (.*?)'?$", str(exc.stderr or ""), flags=re.MULTILINE)
         raise SourceError(f"git cannot write out commit {commit[:12]} of {source.spec}: "
-                          f"{(said[0].strip(chr(39)) if said else exc.status)} (a partial or damaged clone: "
+                          f"{said[0] if said else f'exit code {exc.status}'} (a partial or damaged clone: "
                           f"fetch its missing objects, or clone it again)") from exc
     data.seek(0)
     dest.mkdir(parents=True)
