@@ -75,9 +75,10 @@ def test_admission_is_bounded_and_the_hint_counts_the_queue():
     answers: list[Score] = []
     threads = [threading.Thread(target=lambda: answers.append(service.score(ScoreRequest(task_id="t", source="x"))))
                for _ in range(3)]
-    for thread in threads:
+    threads[0].start()
+    assert backend.started.acquire(timeout=10)  # the first is graded: the next two wait (one group, later)
+    for thread in threads[1:]:
         thread.start()
-    assert backend.started.acquire(timeout=10)
     while service.in_flight() < 3:
         threading.Event().wait(0.01)
     assert service.queue_depth() == 2
@@ -156,6 +157,7 @@ def test_a_request_that_times_out_while_waiting_leaves_the_queue():
     service = ScoringService(backend, ServiceLimits(concurrency=1, queue=1, score_timeout_sec=0.3))
     answers: dict = {}
     running = _send(service, "t", "first", answers)
+    assert backend.started.acquire(timeout=10)  # taken by the dispatcher before the second arrives
     waiting = _send(service, "t", "second", answers)
     running.join(10)
     waiting.join(10)
