@@ -39,10 +39,8 @@ from repo2rlenv.scoring.wire import Health, ScoreRequest, ServiceMetrics
 
 
 class Backend(Protocol):
-    """What the service scores with: `DatasetScorer` or `RayDatasetScorer`. `score` and `score_group` raise
-    `UserError` for a task the dataset lacks; `close` ends its warm pools."""
-
-    def score(self, task_id: str, test_source: str | None) -> Score: ...
+    """What the service scores with: `DatasetScorer` or `RayDatasetScorer`. `score_group` (one source: scored
+    alone) raises `UserError` for a task the dataset lacks; `close` ends its warm pools."""
 
     def score_group(self, task_id: str, sources: list[str | None]) -> list[Score]: ...
 
@@ -180,13 +178,15 @@ class ScoringService:
     def _grade(self, jobs: list[_Waiting]) -> None:
         task_id = jobs[0].task_id
         try:
-            if len(jobs) == 1:
-                scores = [self.backend.score(task_id, jobs[0].source)]
-            else:
-                scores = self.backend.score_group(task_id, [job.source for job in jobs])
+            scores = self.backend.score_group(task_id, [job.source for job in jobs])  # a group of one: alone
         except BaseException as exc:  # an unknown task (UserError) or a backend fault: each request hears it
             for job in jobs:
                 job.future.set_exception(exc)
+            return
+        if len(scores) != len(jobs):  # a request left unanswered would hold its admission slot forever
+            fault = RuntimeError(f"the scorer answered {len(scores)} scores for {len(jobs)} requests")
+            for job in jobs:
+                job.future.set_exception(fault)
             return
         self.metrics.grouped(len(jobs))
         for job, score in zip(jobs, scores):

@@ -50,9 +50,6 @@ class Gated:
         self.closed = False
         self.calls: list[tuple[str, list[str | None]]] = []  # (task, sources) of each grading, in order
 
-    def score(self, task_id: str, test_source: str | None) -> Score:
-        return self.score_group(task_id, [test_source])[0]
-
     def score_group(self, task_id: str, sources: list[str | None]) -> list[Score]:
         with self._slots:
             self.calls.append((task_id, list(sources)))
@@ -221,3 +218,17 @@ def test_a_burst_of_connections_is_answered_never_reset():
         server.shutdown()
         server.close()
     assert set(statuses) <= {200, 429} and 200 in statuses, statuses
+
+
+def test_a_scorer_that_answers_short_fails_the_requests_and_frees_their_slots():
+    class Short(Gated):
+        def score_group(self, task_id, sources):
+            return super().score_group(task_id, sources)[:-1]
+
+    backend = Short(concurrency=1)
+    backend.release.set()
+    service = ScoringService(backend, ServiceLimits(concurrency=1, queue=1))
+    with pytest.raises(RuntimeError, match="answered 0 scores for 1 requests"):
+        service.score(ScoreRequest(task_id="t", source="x"))
+    assert service.in_flight() == 0
+    service.close()
