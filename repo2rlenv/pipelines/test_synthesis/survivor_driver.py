@@ -26,7 +26,7 @@ from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
 from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates, SiblingSearch, find_siblings
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
-from repo2rlenv.pipelines.test_synthesis.oracle.harvest_share import harvest_tests
+from repo2rlenv.pipelines.test_synthesis.oracle.harvest_share import HarvestTests, harvest_tests
 from repo2rlenv.pipelines.test_synthesis.oracle.search import (
     OracleFound,
     extend_oracle,
@@ -116,7 +116,13 @@ class _SiblingOracle:
 
     def extend(self, oracle: str, other: Candidate, suffix: str) -> tuple[str, str] | None:
         return extend_oracle(oracle, other, trials=self.trials, a_dir=self.ctx.a_dir, test_path=self.test_path,
-                             options=self.ctx.options, suffix=suffix)
+                             options=self.ctx.options, suffix=suffix, harvest=_harvest(self.ctx, other).tests)
+
+
+def _harvest(ctx: SynthesisContext, cand: Candidate) -> HarvestTests:
+    """The covering tests the differential oracle's harvest runs for `cand` (its share of a slow suite), for
+    the task's own oracle and for a sibling's alike."""
+    return harvest_tests(cand.covering_tests, ctx.baseline.durations, ctx.options.harvest_budget_sec)
 
 
 class Synthesizer:
@@ -250,7 +256,7 @@ class Synthesizer:
             cand.apply(GateResult(gate="human oracle", passed=used, detail=why[:500]))
             if used:
                 return human
-        harvest = harvest_tests(cand.covering_tests, ctx.baseline.durations, ctx.options.harvest_budget_sec)
+        harvest = _harvest(ctx, cand)
         if harvest.cut:
             cand.apply(GateResult(gate="harvest cut to its time share", passed=True,
                                   detail=harvest.detail(ctx.options.harvest_budget_sec)))

@@ -179,13 +179,14 @@ def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
 
 
 def extend_oracle(oracle: str, other: Candidate, *, trials: Trials, a_dir: Path, test_path: str,
-                  options: TestSynthesisOptions, suffix: str) -> tuple[str, str] | None:
+                  options: TestSynthesisOptions, suffix: str, harvest: list[str] | None = None) -> tuple[str, str] | None:
     """The oracle plus the tests a model-free search finds for `other` (`merge`), when the whole still
     passes on A, catches `other`, and fits the submission size limit, with where its inputs came from;
-    else None."""
+    else None. `harvest`: as `find_oracle`'s."""
     runner = VariantRunner(trials.suite, other.files_b, timeout=options.mutant_timeout_sec * 4)
     context = context_for_candidate(other, a_dir, test_path, options)
-    search = synthesize_hybrid(client=None, runner=runner, context=context, covering_tests=other.covering_tests,
+    search = synthesize_hybrid(client=None, runner=runner, context=context,
+                               covering_tests=other.covering_tests if harvest is None else harvest,
                                max_attempts=1, seed=options.seed)
     if not search.found or not search.test_source:
         return None
