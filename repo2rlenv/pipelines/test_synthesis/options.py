@@ -100,10 +100,26 @@ class TestSynthesisOptions(BaseModel):
         1, ge=1, le=10, description="Emit only tasks whose differential oracle asserts at least this many distinct behaviours.")
 
     # The differential oracle's harvest runs the covering tests under a tracer; on a slow suite hundreds of
-    # them cover one function (oracle/harvest_share.py). 0: all of them, however long they take.
+    # them cover one function (test_share.py). 0: all of them, however long they take.
     harvest_budget_sec: float = Field(
         15.0, ge=0, description="Baseline seconds of covering tests the differential oracle's harvest may run "
                                 "(the fastest first; 0: all).")
+
+    # The sibling search tries each other survivor of the function against the oracle and searches tests
+    # for those it misses; on lark one candidate's search took 171 s (the usual is 5-20 s).
+    siblings_budget_sec: float = Field(
+        90.0, ge=0, description="Seconds one candidate's sibling search may take; past it the task ships with "
+                                "the siblings found (0: no limit).")
+    # The twin check runs the covering tests on two twins of A (emit/twins.py); twins keep behaviour by
+    # construction, and the check looks for code that reads its own source, which fast unit tests show as
+    # well as slow ones. On requests the full set cost two minutes a candidate.
+    twin_check_budget_sec: float = Field(
+        20.0, ge=0, description="Baseline seconds of covering tests the twin check runs on each twin of A "
+                                "(the fastest first; 0: all).")
+    # One differential search (harvest and replays) on a library whose calls are slow took minutes and
+    # mostly found nothing (lark: 83-181 s against the usual 5-20 s); past its share it stops with what it has.
+    oracle_search_sec: float = Field(
+        90.0, ge=0, description="Seconds one model-free oracle search may take, harvest included (0: no limit).")
 
     # --- sandbox limits -------------------------------------------------------------------------
     baseline_reruns: int = Field(1, ge=0, le=5, description="Extra runs of the suite on A to find flaky tests.")

@@ -130,6 +130,11 @@ def oracle_kind(options: TestSynthesisOptions, llm_client: ChatClient | None) ->
     return options.oracle
 
 
+def search_limits(options: TestSynthesisOptions) -> Limits:
+    """The differential search's time limits the options ask for."""
+    return Limits(search_sec=options.oracle_search_sec)
+
+
 def find_human(cand: Candidate, *, trials: Trials, test_path: str,
                options: TestSynthesisOptions) -> OracleFound | Drop | None:
     """The change's own fail-to-pass cases as the oracle, why they are none, or None for a candidate that
@@ -148,7 +153,7 @@ def find_oracle(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: 
                 options: TestSynthesisOptions, llm_client: ChatClient | None,
                 harvest: list[str] | None = None) -> OracleFound | Drop:
     """The oracle for `cand`, written to pass on A and fail on B, or why there is none. `harvest`: the
-    covering tests the differential oracle records calls from (default: all; `harvest_share.harvest_tests`
+    covering tests the differential oracle records calls from (default: all; `test_share.fastest_tests`
     cuts them on a slow suite)."""
     found = _search(cand, suite=suite, a_dir=a_dir, test_path=test_path, options=options, llm_client=llm_client,
                     harvest=cand.covering_tests if harvest is None else harvest)
@@ -168,7 +173,8 @@ def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
             return Drop(llm.reason or SkipReason.no_oracle, llm.detail or "")
         return OracleFound(llm.test_source, "llm", len(llm.attempts), llm.model, "model")
     both = synthesize_hybrid(client=llm_client if kind == "hybrid" else None, runner=runner, context=context,
-                             covering_tests=harvest, max_attempts=options.max_attempts, seed=options.seed)
+                             covering_tests=harvest, max_attempts=options.max_attempts, seed=options.seed,
+                             limits=search_limits(options))
     if not both.found or not both.test_source:
         return Drop(both.reason or SkipReason.no_oracle, both.detail or "")
     from_model = both.kind is OracleSource.LLM
@@ -187,7 +193,7 @@ def extend_oracle(oracle: str, other: Candidate, *, trials: Trials, a_dir: Path,
     context = context_for_candidate(other, a_dir, test_path, options)
     search = synthesize_hybrid(client=None, runner=runner, context=context,
                                covering_tests=other.covering_tests if harvest is None else harvest,
-                               max_attempts=1, seed=options.seed)
+                               max_attempts=1, seed=options.seed, limits=search_limits(options))
     if not search.found or not search.test_source:
         return None
     merged = merge_tests(oracle, search.test_source, suffix)

@@ -15,6 +15,7 @@ When nothing is found, the `Diagnosis` of the search says why (``oracle.misses``
 from __future__ import annotations
 
 import json
+import time
 from enum import StrEnum
 from typing import Literal, Protocol, TypeVar
 
@@ -45,6 +46,8 @@ PROBE_PATH = payload_dir(PROBE_PACKAGE) / "probe.py"
 CHECK_ROUNDS = 3
 CONFIRM_RUNS = 1  # extra runs of A for the calls that distinguish
 CONFIRM_RUNS_RANDOM = 3  # ... when other calls of the batch gave different results on each run of A
+# A replay given less than this of a search's time left would skip nearly every call it was handed.
+MIN_REPLAY_SEC = 2.0
 
 Variant = Literal["A", "B"]
 R = TypeVar("R", bound=BaseModel)
@@ -135,6 +138,8 @@ class Diagnosis(BaseModel):
     )
     b_not_returning: int = Field(0, description="Calls that return or raise on A but time out or break on B.")
     unstable: int = Field(0, description="Calls whose two runs on A differ in every facet that B changes.")
+    cut: bool = Field(False, description="The search stopped at its time share (`Limits.search_sec`) before "
+                                         "replaying every call it had.")
 
     def as_detail(self, limit: int = DETAIL_LIMIT) -> str:
         """The skip detail carrying this diagnosis, at most ``limit`` characters (the longest lists cut first)."""
@@ -179,6 +184,11 @@ class Limits(BaseModel):
     call_timeout: float = Field(2.0, gt=0, description="Seconds one replayed call may run.")
     # Past this, the remaining calls of one replay are skipped rather than run.
     replay_timeout: float = Field(120.0, gt=0, description="Seconds one replay of many calls may run.")
+    # Issue 34, item 1: on a library whose calls are slow (a parser building grammars) three replays of a few
+    # hundred generated calls took minutes per candidate and mostly found nothing. The search's replays share
+    # this much time, each given an equal part of what is left; the rest of its calls are skipped.
+    search_sec: float = Field(0.0, ge=0, description="Seconds the search's replays may take in all, counted "
+                                                     "from its start (0: no limit).")
 
 
 class ProbeFailed(Exception):
@@ -307,14 +317,28 @@ class _Search:
     """Replays batches of calls on A (twice, then again for the hits) and on B; keeps the distinguishing ones
     and notes in a `Diagnosis` what the others showed."""
 
-    def __init__(self, probe: _Probe, module: str, qualname: str, entries: dict[str, TargetRef], limits: Limits) -> None:
+    def __init__(self, probe: _Probe, module: str, qualname: str, entries: dict[str, TargetRef], limits: Limits,
+                 deadline: float | None = None) -> None:
         self.probe = probe
         self.module = module
         self.qualname = qualname
         self.entries = entries
         self.limits = limits
+        self.deadline = deadline
         self.tried = 0
         self.diagnosis = Diagnosis(entries=sorted(entries))
+
+    def _share(self, replays: int) -> Limits | None:
+        """The limits of the next `replays` replays: each an equal part of the search's time left (never more
+        than `replay_timeout`); None, and the diagnosis marked cut, when none is left."""
+        if self.deadline is None:
+            return self.limits
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.diagnosis.cut = True
+            return None
+        part = min(self.limits.replay_timeout, max(MIN_REPLAY_SEC, left / replays))
+        return self.limits.model_copy(update={"replay_timeout": part})
 
     def _entry(self, call: CallSpec) -> TargetRef | None:
         return self.entries.get(call.entry) if call.entry else None
@@ -322,9 +346,15 @@ class _Search:
     def run(self, calls: list[CallSpec], origin: Origin) -> list[_Candidate]:
         if not calls:
             return []
-        a1 = self.probe.replay("A", self.module, self.qualname, calls, self.limits)
-        a2 = self.probe.replay("A", self.module, self.qualname, calls, self.limits)
-        b = self.probe.replay("B", self.module, self.qualname, calls, self.limits)
+        # One share for the three replays, so each reaches about as far in the calls as the others.
+        limits = self._share(3)
+        if limits is None:
+            return []
+        a1 = self.probe.replay("A", self.module, self.qualname, calls, limits)
+        if any(o.kind is OutcomeKind.SKIPPED for o in a1):
+            self.diagnosis.cut = True
+        a2 = self.probe.replay("A", self.module, self.qualname, calls, limits)
+        b = self.probe.replay("B", self.module, self.qualname, calls, limits)
         hits = []
         unstable = self.diagnosis.unstable
         for i, (call, x, y, z) in enumerate(zip(calls, a1, a2, b)):
@@ -417,6 +447,7 @@ def synthesize_differential(
     """
     probe = _Probe(runner)
     limits = limits or Limits()
+    deadline = time.monotonic() + limits.search_sec if limits.search_sec else None
     target_key = f"{module}:{qualname}"
     search: _Search | None = None
     recorded: list[CallSpec] = []
@@ -425,7 +456,7 @@ def synthesize_differential(
         if harvest.target is None:
             raise ProbeFailed("harvest: the target was not described")
         entries = {e.key: TargetRef(module=e.module, qualname=e.qualname, info=e.target) for e in harvest.entries}
-        search = _Search(probe, module, qualname, entries, limits)
+        search = _Search(probe, module, qualname, entries, limits, deadline)
         search.diagnosis.skipped = dict(harvest.skipped)
         recorded = _recorded(harvest, target_key)
         found = search.run(recorded, Origin.RECORDED)

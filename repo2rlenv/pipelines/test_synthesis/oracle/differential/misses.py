@@ -30,6 +30,7 @@ class MissClass(StrEnum):
     OPAQUE_ONLY = "A and B differ only in values a test cannot write"
     UNSTABLE_ONLY = "A and B differ only where A itself is nondeterministic"
     B_BREAKS_ONLY = "B only hangs or breaks (no assertable difference)"
+    CUT = "the search's time share ran out first (oracle_search_sec)"
     NO_DIFFERENCE = "no replayed input (recorded or perturbed) tells A from B"
     NOT_SEPARATED = "tests written, but they do not fail on B or pass on A when run"
     TOO_LONG = "the tests do not fit the line budget"
@@ -83,4 +84,6 @@ def classify_miss(reason: str | None, detail: str | None) -> tuple[MissClass, st
     if diag.b_not_returning:
         return MissClass.B_BREAKS_ONLY, f"{diag.b_not_returning} call(s)"
     note = f"{diag.harvested} recorded, {diag.tried} tried"
+    if diag.cut:
+        return MissClass.CUT, note
     return (MissClass.NO_CALLS if diag.harvested == 0 else MissClass.NO_DIFFERENCE), note
