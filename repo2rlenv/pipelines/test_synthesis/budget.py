@@ -56,9 +56,17 @@ class Clock:
         return self.left() >= seconds
 
 
+# A stage's expected cost looks at its last RECENT measurements; from OUTLIER_FROM of them on, the single
+# largest is left out: on lark one publish took 138 s against the usual 10-20 s, and as the maximum it made
+# the run keep 146 s back before every later candidate, which then ran out of time with work undone.
+RECENT = 5
+OUTLIER_FROM = 3
+
+
 class StageCosts:
-    """What each stage is expected to cost: the largest of the run's last measurements, or the first guess.
-    The largest, not the mean: a deferral costs a rerun, an overrun costs the user's deadline."""
+    """What each stage is expected to cost: the largest of the run's last measurements but one outlier, or
+    the first guess. The largest, not the mean: a deferral costs a rerun, an overrun costs the user's
+    deadline; but one slow measurement alone does not price every later candidate."""
 
     def __init__(self, suite_sec: float):
         self.suite_sec = suite_sec
@@ -67,7 +75,8 @@ class StageCosts:
     def expect(self, stage: str) -> float:
         seen = self._seen.get(stage)
         if seen:
-            return max(seen[-5:])
+            recent = sorted(seen[-RECENT:])
+            return recent[-2] if len(recent) >= OUTLIER_FROM else recent[-1]
         return self.suite_sec if STAGES.get(stage) == "suite" else FIRST_GUESS_SEC.get(stage, 10.0)
 
     def record(self, stage: str, seconds: float) -> None:

@@ -9,6 +9,8 @@ kept in the dataset.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,7 +28,7 @@ from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
 from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates, SiblingSearch, find_siblings
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
-from repo2rlenv.pipelines.test_synthesis.oracle.harvest_share import HarvestTests, harvest_tests
+from repo2rlenv.pipelines.test_synthesis.test_share import TestShare, fastest_tests
 from repo2rlenv.pipelines.test_synthesis.oracle.search import (
     OracleFound,
     extend_oracle,
@@ -119,10 +121,10 @@ class _SiblingOracle:
                              options=self.ctx.options, suffix=suffix, harvest=_harvest(self.ctx, other).tests)
 
 
-def _harvest(ctx: SynthesisContext, cand: Candidate) -> HarvestTests:
+def _harvest(ctx: SynthesisContext, cand: Candidate) -> TestShare:
     """The covering tests the differential oracle's harvest runs for `cand` (its share of a slow suite), for
     the task's own oracle and for a sibling's alike."""
-    return harvest_tests(cand.covering_tests, ctx.baseline.durations, ctx.options.harvest_budget_sec)
+    return fastest_tests(cand.covering_tests, ctx.baseline.durations, ctx.options.harvest_budget_sec)
 
 
 class Synthesizer:
@@ -142,9 +144,12 @@ class Synthesizer:
             return SiblingSearch(oracle=oracle)
         # What must follow the search (twins, then publishing) keeps its time: the search stops before it.
         reserve = ctx.costs.expect("twins") + ctx.costs.expect("publish") if ctx.costs else 0.0
+        # ... and its own share: a task ships with the siblings it has (fewer makes the reward coarser, not
+        # wrong), so a slow library's search must not eat the time of the next candidates.
+        until = time.monotonic() + ctx.options.siblings_budget_sec if ctx.options.siblings_budget_sec else math.inf
 
         def go_on() -> bool:
-            return not timer.over_share() and timer.clock.affords(reserve)
+            return not timer.over_share() and timer.clock.affords(reserve) and time.monotonic() < until
 
         search = find_siblings(cand, oracle, ctx.siblings_of(cand), gates=ctx.gates,
                                probe=_SiblingOracle(self.trials, ctx, test_path), options=ctx.options, go_on=go_on)
@@ -223,7 +228,13 @@ class Synthesizer:
             lines = assemble.oracle_lines(cand, self.trials, test_path, search.oracle)
             if isinstance(lines, Drop):
                 return lines
-            kinds = assemble.twin_kinds(cand, search.siblings, ctx.a_dir, self.trials, test_path, search.oracle)
+            check = fastest_tests(cand.covering_tests, ctx.baseline.durations, opts.twin_check_budget_sec)
+            if check.cut:
+                cand.apply(GateResult(gate="twin check cut to its time share", passed=True,
+                                      detail=check.detail("the twin check", "twin_check_budget_sec",
+                                                          opts.twin_check_budget_sec)))
+            kinds = assemble.twin_kinds(cand, search.siblings, ctx.a_dir, self.trials, test_path, search.oracle,
+                                        covering=check.tests)
         if isinstance(kinds, Drop):
             return kinds
         spec = self._spec(cand, test_path, found, search, lines, kinds)
@@ -259,7 +270,8 @@ class Synthesizer:
         harvest = _harvest(ctx, cand)
         if harvest.cut:
             cand.apply(GateResult(gate="harvest cut to its time share", passed=True,
-                                  detail=harvest.detail(ctx.options.harvest_budget_sec)))
+                                  detail=harvest.detail("the harvest", "harvest_budget_sec",
+                                                        ctx.options.harvest_budget_sec)))
         found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
                             llm_client=ctx.llm_client, harvest=harvest.tests)
         if isinstance(found, Drop) or found.behaviours is None:

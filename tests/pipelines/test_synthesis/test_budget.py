@@ -25,16 +25,20 @@ def test_a_clock_without_budget_never_passes_and_one_with_a_spent_budget_does():
     assert fresh.affords(30) and not fresh.affords(120)
 
 
-def test_costs_start_from_the_baseline_and_follow_the_largest_recent_measurement():
+def test_costs_start_from_the_baseline_and_follow_the_largest_recent_measurement_but_one_outlier():
     costs = StageCosts(suite_sec=42.0)
     assert costs.expect("whole suite on B") == 42.0  # a suite stage is priced as the baseline was
     assert costs.expect("publish") == 60.0  # the first guess
-    for took in (3.0, 9.0, 4.0):
-        costs.record("publish", took)
-    assert costs.expect("publish") == 9.0
+    costs.record("publish", 3.0)
+    costs.record("publish", 9.0)
+    assert costs.expect("publish") == 9.0  # two measurements: the largest
+    costs.record("publish", 138.0)
+    assert costs.expect("publish") == 9.0  # one slow publish alone does not price every later one
+    costs.record("publish", 120.0)
+    assert costs.expect("publish") == 120.0  # two do: slow is the norm now
     for took in (1.0,) * 5:
         costs.record("publish", took)
-    assert costs.expect("publish") == 1.0  # only the last five count: an early slow one is forgotten
+    assert costs.expect("publish") == 1.0  # only the last five count: early slow ones are forgotten
 
 
 def test_a_candidate_is_deferred_when_the_time_left_cannot_afford_its_next_stage():

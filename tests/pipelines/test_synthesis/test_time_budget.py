@@ -100,3 +100,16 @@ def test_the_summary_says_where_the_time_went_also_when_interrupted(example_repo
     summary = json.loads((tmp_path / "ds2" / "summary.json").read_text())
     assert summary["stopped"] == "interrupted; a rerun continues"
     assert "baseline" in summary["time"]["stages_sec"]
+
+
+@pytest.mark.slow
+def test_the_sibling_search_and_the_twin_check_keep_to_their_shares(example_repo, tmp_path, r2e_cache):
+    out = tmp_path / "ds"
+    # Shares of a tenth of a millisecond: the sibling search stops before its first sibling, and the twin
+    # check runs the one fastest covering test; the task is still made, and its record says what was cut.
+    made = _generate(example_repo, out, r2e_cache, siblings_budget_sec=1e-4, twin_check_budget_sec=1e-4, **FEW)
+    assert len(made.emitted) == 1
+    rows = [json.loads(line) for line in (out / "candidates.jsonl").read_text().splitlines()]
+    gates = {g["gate"]: g["detail"] for r in rows if r["status"] == "emitted" for g in r["gates"]}
+    assert gates["siblings cut by the time budget"].startswith("0 found")
+    assert gates["twin check cut to its time share"].startswith("the twin check ran the 1 fastest of ")
