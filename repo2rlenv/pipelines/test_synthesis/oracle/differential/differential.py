@@ -328,13 +328,14 @@ class _Search:
         self.tried = 0
         self.diagnosis = Diagnosis(entries=sorted(entries))
 
-    def _share(self, replays: int) -> Limits | None:
+    def _share(self, replays: int, *, past_deadline: bool) -> Limits | None:
         """The limits of the next `replays` replays: each an equal part of the search's time left (never more
-        than `replay_timeout`); None, and the diagnosis marked cut, when none is left."""
+        than `replay_timeout`, nor less than MIN_REPLAY_SEC); None, and the diagnosis marked cut, when none is
+        left, unless the batch runs `past_deadline`."""
         if self.deadline is None:
             return self.limits
         left = self.deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 and not past_deadline:
             self.diagnosis.cut = True
             return None
         part = min(self.limits.replay_timeout, max(MIN_REPLAY_SEC, left / replays))
@@ -343,11 +344,11 @@ class _Search:
     def _entry(self, call: CallSpec) -> TargetRef | None:
         return self.entries.get(call.entry) if call.entry else None
 
-    def run(self, calls: list[CallSpec], origin: Origin) -> list[_Candidate]:
+    def run(self, calls: list[CallSpec], origin: Origin, *, past_deadline: bool = False) -> list[_Candidate]:
         if not calls:
             return []
         # One share for the three replays, so each reaches about as far in the calls as the others.
-        limits = self._share(3)
+        limits = self._share(3, past_deadline=past_deadline)
         if limits is None:
             return []
         a1 = self.probe.replay("A", self.module, self.qualname, calls, limits)
@@ -459,7 +460,9 @@ def synthesize_differential(
         search = _Search(probe, module, qualname, entries, limits, deadline)
         search.diagnosis.skipped = dict(harvest.skipped)
         recorded = _recorded(harvest, target_key)
-        found = search.run(recorded, Origin.RECORDED)
+        # The recorded calls are what the harvest paid for, and few: they are replayed even when the harvest
+        # used the whole share.
+        found = search.run(recorded, Origin.RECORDED, past_deadline=True)
         untyped: list[str] = []
         if not found:
             name = qualname.rsplit(".", 1)[-1]

@@ -3,8 +3,6 @@ diagnosis says the search was cut, and the miss is classed as such, not as "no i
 
 from __future__ import annotations
 
-import time
-
 from repo2rlenv.pipelines.test_synthesis.oracle.differential import NoOracle, synthesize_differential
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.differential import Limits
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.misses import MissClass, classify_miss
@@ -34,24 +32,22 @@ LIB = {
 
 def _search(make_pair, runner_for, limits: Limits):
     pair = make_pair(LIB, CALC, "if x > 1000:", "if x >= 1000:")
-    start = time.monotonic()
-    result = synthesize_differential(
+    return synthesize_differential(
         runner=runner_for(pair), target_file=CALC, module="slowlib.calc", qualname="scaled",
         function_source_a=(pair[0] / CALC).read_text(), covering_tests=["tests/test_calc.py::test_scaled"],
         test_path="tests/test_r2e_oracle.py", limits=limits)
-    return result, time.monotonic() - start
 
 
 def test_a_spent_share_stops_the_search_and_says_so(make_pair, runner_for):
     # The recorded call (scaled(2)) does not tell the boundary apart; the perturbed calls would, but the share
-    # is spent by the harvest, so none of them is replayed.
-    result, _ = _search(make_pair, runner_for, Limits(search_sec=0.01))
+    # is spent by the harvest, so only the recorded call, which the harvest paid for, is replayed.
+    result = _search(make_pair, runner_for, Limits(search_sec=0.01))
     assert not result.found and result.reason == NoOracle.NO_DISTINGUISHING_INPUT
-    assert result.diagnosis.cut and result.tried == 0
+    assert result.diagnosis.cut and result.harvested == 1 and result.tried == 1
     assert classify_miss(result.reason, result.detail)[0] is MissClass.CUT
 
 
 def test_without_a_share_the_same_search_finds_the_boundary(make_pair, runner_for):
-    result, _ = _search(make_pair, runner_for, Limits(search_sec=0))
+    result = _search(make_pair, runner_for, Limits(search_sec=0))
     assert result.found and not result.diagnosis.cut
     assert "scaled(1000)" in (result.test_source or "") or "scaled(1001)" in (result.test_source or "")
