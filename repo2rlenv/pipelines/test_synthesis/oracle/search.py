@@ -135,6 +135,14 @@ def search_limits(options: TestSynthesisOptions) -> Limits:
     return Limits(search_sec=options.oracle_search_sec)
 
 
+def probe_timeout(options: TestSynthesisOptions) -> float:
+    """Wall clock of one probe run in the sandbox. Within the search's share too: a call that ignores the
+    probe's own call timeout (C code holding the interpreter, a mutant looping where signals are caught) ran
+    into the runner's 240 s on lark and held the candidate for all of it."""
+    whole = options.mutant_timeout_sec * 4
+    return min(whole, options.oracle_search_sec) if options.oracle_search_sec else whole
+
+
 def find_human(cand: Candidate, *, trials: Trials, test_path: str,
                options: TestSynthesisOptions) -> OracleFound | Drop | None:
     """The change's own fail-to-pass cases as the oracle, why they are none, or None for a candidate that
@@ -164,7 +172,7 @@ def _search(cand: Candidate, *, suite: SuiteRunner, a_dir: Path, test_path: str,
             options: TestSynthesisOptions, llm_client: ChatClient | None,
             harvest: list[str]) -> OracleFound | Drop:
     """The differential and model oracles, as the `oracle` option asks."""
-    runner = VariantRunner(suite, cand.files_b, timeout=options.mutant_timeout_sec * 4)
+    runner = VariantRunner(suite, cand.files_b, timeout=probe_timeout(options))
     context = context_for_candidate(cand, a_dir, test_path, options)
     kind = oracle_kind(options, llm_client)
     if kind == "llm":
@@ -189,7 +197,7 @@ def extend_oracle(oracle: str, other: Candidate, *, trials: Trials, a_dir: Path,
     """The oracle plus the tests a model-free search finds for `other` (`merge`), when the whole still
     passes on A, catches `other`, and fits the submission size limit, with where its inputs came from;
     else None. `harvest`: as `find_oracle`'s."""
-    runner = VariantRunner(trials.suite, other.files_b, timeout=options.mutant_timeout_sec * 4)
+    runner = VariantRunner(trials.suite, other.files_b, timeout=probe_timeout(options))
     context = context_for_candidate(other, a_dir, test_path, options)
     search = synthesize_hybrid(client=None, runner=runner, context=context,
                                covering_tests=other.covering_tests if harvest is None else harvest,

@@ -48,6 +48,9 @@ CONFIRM_RUNS = 1  # extra runs of A for the calls that distinguish
 CONFIRM_RUNS_RANDOM = 3  # ... when other calls of the batch gave different results on each run of A
 # A replay given less than this of a search's time left would skip nearly every call it was handed.
 MIN_REPLAY_SEC = 2.0
+# The part of the search's share its harvest may run tests for (the replays and the written test's check
+# get the rest).
+HARVEST_PART = 0.5
 
 Variant = Literal["A", "B"]
 R = TypeVar("R", bound=BaseModel)
@@ -217,8 +220,10 @@ class _Probe:
             raise ProbeFailed(f"{mode} on {variant}: {error}")
         return report
 
-    def harvest(self, target_file: str, module: str, qualname: str, tests: list[str]) -> HarvestReport:
-        spec = {"target_file": target_file, "module": module, "qualname": qualname, "tests": tests}
+    def harvest(self, target_file: str, module: str, qualname: str, tests: list[str],
+                time_limit: float = 0.0) -> HarvestReport:
+        spec = {"target_file": target_file, "module": module, "qualname": qualname, "tests": tests,
+                "time_limit": time_limit}
         return self._run("A", "harvest", spec, HarvestReport)
 
     def replay(self, variant: Variant, module: str, qualname: str, calls: list[CallSpec], limits: Limits) -> list[Outcome]:
@@ -453,12 +458,14 @@ def synthesize_differential(
     search: _Search | None = None
     recorded: list[CallSpec] = []
     try:
-        harvest = probe.harvest(target_file, module, qualname, covering_tests)
+        harvest = probe.harvest(target_file, module, qualname, covering_tests,
+                                limits.search_sec * HARVEST_PART)
         if harvest.target is None:
             raise ProbeFailed("harvest: the target was not described")
         entries = {e.key: TargetRef(module=e.module, qualname=e.qualname, info=e.target) for e in harvest.entries}
         search = _Search(probe, module, qualname, entries, limits, deadline)
         search.diagnosis.skipped = dict(harvest.skipped)
+        search.diagnosis.cut = harvest.cut
         recorded = _recorded(harvest, target_key)
         # The recorded calls are what the harvest paid for, and few: they are replayed even when the harvest
         # used the whole share.

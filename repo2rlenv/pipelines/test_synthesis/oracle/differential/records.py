@@ -165,6 +165,7 @@ class HarvestReport(_Report):
         default_factory=dict, description="Calls seen but not recorded, by why (the type that cannot be re-created)."
     )
     tests_exit_code: int | None = Field(None, description="pytest's exit code for the covering tests.")
+    cut: bool = Field(False, description="The harvest stopped at its time limit before running every test.")
 
 
 class Outcome(_Model):

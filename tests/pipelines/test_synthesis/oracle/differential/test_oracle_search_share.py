@@ -27,14 +27,28 @@ LIB = {
         def test_scaled():
             assert scaled(2) == 4
     ''',
+    # Ten slow tests, each with its own call: a harvest that ran them all would record ten.
+    "tests/test_slow.py": '''
+        import time
+
+        import pytest
+
+        from slowlib.calc import scaled
+
+
+        @pytest.mark.parametrize("x", range(10))
+        def test_scaled_slowly(x):
+            time.sleep(0.4)
+            assert scaled(x) == 2 * x
+    ''',
 }
 
 
-def _search(make_pair, runner_for, limits: Limits):
+def _search(make_pair, runner_for, limits: Limits, covering: tuple[str, ...] = ("tests/test_calc.py::test_scaled",)):
     pair = make_pair(LIB, CALC, "if x > 1000:", "if x >= 1000:")
     return synthesize_differential(
         runner=runner_for(pair), target_file=CALC, module="slowlib.calc", qualname="scaled",
-        function_source_a=(pair[0] / CALC).read_text(), covering_tests=["tests/test_calc.py::test_scaled"],
+        function_source_a=(pair[0] / CALC).read_text(), covering_tests=list(covering),
         test_path="tests/test_r2e_oracle.py", limits=limits)
 
 
@@ -51,3 +65,11 @@ def test_without_a_share_the_same_search_finds_the_boundary(make_pair, runner_fo
     result = _search(make_pair, runner_for, Limits(search_sec=0))
     assert result.found and not result.diagnosis.cut
     assert "scaled(1000)" in (result.test_source or "") or "scaled(1001)" in (result.test_source or "")
+
+
+def test_a_slow_harvest_stops_at_its_part_of_the_share_with_the_calls_it_recorded(make_pair, runner_for):
+    # A share of 3 s gives the harvest 1.5 s of tests: about four of the ten slow ones, whose calls are kept.
+    slow = tuple(f"tests/test_slow.py::test_scaled_slowly[{x}]" for x in range(10))
+    result = _search(make_pair, runner_for, Limits(search_sec=3.0), slow)
+    assert result.diagnosis.cut
+    assert 1 <= result.harvested < 10
