@@ -11,6 +11,7 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.dataset.leaks import InstructionLeak
@@ -68,16 +69,16 @@ def oracle_lines(cand: Candidate, trials: Trials, test_path: str, oracle: str) -
 
 
 def twin_kinds(cand: Candidate, siblings: list[Candidate], a_dir: Path, trials: Trials, test_path: str,
-               oracle: str, covering: list[str] | None = None) -> tuple[str, ...] | Drop:
-    """The twin kinds whose sampled twins of A still pass the covering tests (`covering`, default all of
-    them) and the oracle, and whose twin of B fails the oracle (`twins.checked_kinds`)."""
-    covering = cand.covering_tests if covering is None else covering
+               oracle: str, covering: Callable[[], list[str]] | None = None) -> tuple[str, ...] | Drop:
+    """The twin kinds whose sampled twins of A still pass the covering tests (`covering()` before each run,
+    default all of them) and the oracle, and whose twin of B fails the oracle (`twins.checked_kinds`)."""
+    covering = covering or (lambda: cand.covering_tests)
     changed = sorted({p for c in [cand, *siblings] for p in c.files_b})
     a_files = {p: (a_dir / p).read_text(encoding="utf-8") for p in changed if (a_dir / p).is_file()}
     texts = VariantTexts(a_files, [{**a_files, **c.files_b} for c in [cand, *siblings]])
     kinds = checked_kinds(
         texts,
-        a_passes=lambda files: trials.passes({**files, test_path: oracle}, [*covering, test_path]),
+        a_passes=lambda files: trials.passes({**files, test_path: oracle}, [*covering(), test_path]),
         b_fails=lambda files: trials.catches(oracle, files, test_path))
     if kinds is None:
         return Drop(SkipReason.aprime_broken, "no set of twin kinds keeps the covering tests and the oracle passing")
