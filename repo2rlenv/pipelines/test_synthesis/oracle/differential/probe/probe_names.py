@@ -144,6 +144,41 @@ def public_name(obj, allow_import=True):
     return None
 
 
+class NamedObjects:
+    """The package's module-level objects that are not functions, classes or modules (``construct.Int8ub``,
+    ``construct.this``): a test writes them by name, as the suite does. id(object) -> (module, name), the
+    shortest public module first; rebuilt when the package has imported more modules."""
+
+    def __init__(self, package):
+        self.package = package
+        self.index = {}
+        self.seen = -1
+
+    def _refresh(self):
+        modules = sorted(m for m in list(sys.modules) if m == self.package or m.startswith(self.package + "."))
+        if len(modules) == self.seen:
+            return
+        self.seen, self.index = len(modules), {}
+        for modname in sorted(modules, key=lambda m: (m.count("."), m)):
+            module = sys.modules.get(modname)
+            if module is None or is_private_name(modname):
+                continue
+            for name, value in list(vars(module).items()):
+                if name.startswith("_") or id(value) in self.index or value is None:
+                    continue
+                if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+                    continue
+                if type(value) in (bool, int, float, str, bytes, tuple, list, dict, set, frozenset):
+                    continue  # plain data: written by value
+                self.index[id(value)] = (modname, name, value)
+
+    def name_of(self, obj):
+        """(module, name) of a module-level object of the package, or None."""
+        self._refresh()
+        found = self.index.get(id(obj))
+        return (found[0], found[1]) if found is not None and found[2] is obj else None
+
+
 # ------------------------------------------------------------------------------------------ lambdas
 
 
