@@ -19,7 +19,7 @@ CORE = "packer/core.py"
 PACKER_LIB = {
     "packer/__init__.py": "from packer.core import *\n",
     "packer/core.py": '''
-        __all__ = ["Construct", "Int", "Renamed", "Array", "Byte", "Word", "Query"]
+        __all__ = ["Construct", "Int", "Renamed", "Array", "Byte", "Word", "Flag", "Query"]
 
 
         class Construct:
@@ -64,6 +64,18 @@ PACKER_LIB = {
         Word = Int(2)
 
 
+        def singleton(cls):
+            return cls()
+
+
+        @singleton
+        class Flag(Construct):
+            """construct's `@singleton class VarInt`: the name holds the class's one instance."""
+
+            def _parse(self, data):
+                return data[:1] != b"\\x00"
+
+
         class Query:
             """tinydb's shape: the test made by `==` holds a closure, which no constructor call can write."""
 
@@ -97,7 +109,7 @@ PACKER_LIB = {
     ''',
     "tests/__init__.py": "",
     "tests/test_packer.py": '''
-        from packer import Byte, Query, Word
+        from packer import Byte, Flag, Query, Word
 
 
         def test_renamed():
@@ -106,6 +118,10 @@ PACKER_LIB = {
 
         def test_array():
             assert Byte[3].parse(b"\\x01\\x02\\x03") == [1, 2, 3]
+
+
+        def test_flag():
+            assert Flag.parse(b"\\x01") is True
 
 
         def test_query():
@@ -126,7 +142,7 @@ def test_receivers_built_by_operators_and_named_objects_are_written_as_the_test_
     report = harvest(make_pair, runner_for, "Construct.parse", "return self._parse(data)", "return self._parse(data[::-1])")
     written = {render(record.call.receiver, Imports()) for record in report.entries[0].calls}
     # The library's named objects by name, an operator's result as the operator on its operands.
-    assert written == {"'x' / Word", "Word", "Byte[3]", "Byte"}
+    assert written == {"'x' / Word", "Word", "Byte[3]", "Byte", "Flag"}
     assert not report.skipped
 
 
@@ -135,6 +151,12 @@ def test_an_operator_result_whose_constructor_was_given_a_closure_is_written_as_
     (record,) = report.entries[0].calls
     assert render(record.call.receiver, Imports()) == "Query().f == 1"
     assert [a.to_probe() for a in record.call.args] == [{"t": "dict", "pairs": [[{"t": "str", "v": "f"}, {"t": "int", "v": 1}]]}]
+
+
+def test_a_method_of_a_singleton_class_is_reached_through_its_instance(make_pair, runner_for):
+    report = harvest(make_pair, runner_for, "Flag._parse", 'return data[:1] != b"\\x00"', 'return data[:1] == b"\\x00"')
+    assert [e.qualname for e in report.entries] == ["Construct.parse"]
+    assert "Flag" in {render(record.call.receiver, Imports()) for record in report.entries[0].calls}
 
 
 def test_operations_render_with_their_operators():

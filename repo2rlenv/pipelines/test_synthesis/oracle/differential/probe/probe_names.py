@@ -37,6 +37,25 @@ def resolve(module, qualname, allow_import=True):
     return obj
 
 
+def resolve_class(module, qualname, allow_import=True):
+    """Like `resolve`, but a module-level singleton stands for its class: construct's ``@singleton class
+    VarInt`` leaves the name ``VarInt`` holding the class's one instance, whose methods are still the
+    class's (``VarInt._build``)."""
+    obj = resolve(module, qualname, allow_import)
+    cls = type(obj)
+    if not isinstance(obj, type) and cls.__qualname__ == qualname and cls.__module__ == module:
+        return cls
+    return obj
+
+
+def singleton_class(modname, name, obj):
+    """The class of a module-level singleton named after it (see `resolve_class`), else None."""
+    cls = type(obj)
+    if not isinstance(obj, type) and cls.__qualname__ == name and cls.__module__ == modname:
+        return cls
+    return None
+
+
 def import_module(module):
     """Import ``module``; a module of the repo's test suite is looked for where pytest would have put it
     on sys.path (the repo root for a ``tests`` package, the test file's folder otherwise)."""
