@@ -174,10 +174,10 @@ class NamedObjects:
         self.seen = -1
 
     def _refresh(self):
-        modules = sorted(m for m in list(sys.modules) if m == self.package or m.startswith(self.package + "."))
-        if len(modules) == self.seen:
-            return
-        self.seen, self.index = len(modules), {}
+        if len(sys.modules) == self.seen:
+            return  # nothing imported since (checked on every encoded object: keep it cheap)
+        self.seen, self.index = len(sys.modules), {}
+        modules = [m for m in list(sys.modules) if m == self.package or m.startswith(self.package + ".")]
         for modname in sorted(modules, key=lambda m: (m.count("."), m)):
             module = sys.modules.get(modname)
             if module is None or is_private_name(modname):
