@@ -11,6 +11,10 @@ frames it does not ask for cost nothing more) watches each test's setup, call an
   half-built object (a model whose ``__init__`` makes its own machine: ``self.machine = Machine(self)``)
   is instead re-created as the public attribute of its owner that holds it (``Stuff(...).machine``):
   calling its class again would build a second one on the owner;
+- an instance a test builds by applying an operator or a public method to a re-creatable object
+  (``"x" / Int8ub``, ``Query().f == 1``, ``Int8ub[3]``, ``d.compile()``) as that operation, the way the
+  test wrote it (an operator even when its constructor call could be written: the operator may set state
+  after construction); the package's module-level objects (``Int8ub``, a ``@singleton`` instance) by name;
 - for each such instance, the method calls made on it from outside its own methods, in order (its
   *history*). A call on an instance that was passed to another one's constructor (a timer given to a
   cache) is part of that other one's history too, marked with the constructor argument it went through.
@@ -293,9 +297,8 @@ class Harvester:
         obj = frame.f_locals.get("self")
         cls = type(obj)
         key = id(obj)
-        if key not in self.born:
-            self.born[key] = self.serial
-            self.serial += 1
+        self.born[key] = self.serial  # (an id may be reused within a test: the latest constructor counts)
+        self.serial += 1
         if obj is None or key in self.constructors:
             return
         # Only the class's own constructor: a base class's __init__ run through super() has other arguments.
@@ -440,8 +443,8 @@ class Harvester:
         method (``d.compile()``) on a re-creatable object: remembered until it returns, so that a new instance
         it returns can be written the way the test built it."""
         name = code.co_name
-        if name not in OPERATORS and name.startswith("_"):
-            return
+        if (name not in OPERATORS and name.startswith("_")) or code.co_flags & CO_GENERATOR_LIKE:
+            return  # private, or a generator (its frame returns what it yields)
         caller = frame.f_back
         if caller is None or self._role(caller.f_code).in_package:
             return  # the package's own machinery: the test's call is further out

@@ -5,7 +5,9 @@ probe's modes as a sibling file (names and lambdas: ``probe_names.py``). The hos
 ``oracle.values.Value``.
 
 Inputs may be anything a test can write: literals, containers, dataclasses, named tuples, enum members,
-objects re-created by calling their class, ``range``, built-in iterators over a sequence (re-created as
+objects re-created by calling their class, the package's module-level objects by name (``construct.Int8ub``),
+objects a test built with an operator or a public method (``"x" / Int8ub``: tag ``op``), in-memory streams
+at their start (``io.BytesIO(b"...")``), ``range``, built-in iterators over a sequence (re-created as
 ``iter([...])`` from their ``__reduce__``, which does not consume them), a fresh generator passed to a
 method call the harvester records (``iter([...])`` of the items that call drew from it), functions/classes/builtins by
 importable name, and lambdas whose source can be read and that use only builtins and importable names.
