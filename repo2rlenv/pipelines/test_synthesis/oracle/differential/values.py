@@ -43,6 +43,10 @@ class ValueKind(StrEnum):
     REF = "ref"  # a function, class or builtin, by importable name
     LAMBDA = "lambda"  # a lambda, by its one-line source
     ATTR = "attr"  # the public attribute `v` of the one item: an object its owner built (`Stuff(...).machine`)
+    # An object a test built by applying an operator or calling a public method: `v` the method, `items` the
+    # receiver then the arguments, `kw` keyword arguments, module/qualname the result's class
+    # (`"x" / Int8ub`, `Query().f == 1`, `Int8ub[3]`, `Struct(...).compile()`).
+    OP = "op"
     OPAQUE = "opaque"
 
 
@@ -199,8 +203,10 @@ def same(a: Value, b: Value, rel_tol: float = 1e-9, abs_tol: float = 0.0) -> boo
         return _seq_equal(list(a.args or []), list(b.args or []), rel_tol, abs_tol) and _fields_equal(
             a.kw or {}, b.kw or {}, rel_tol, abs_tol
         )
-    if a.t is ValueKind.ATTR:
-        return _seq_equal(list(a.items or []), list(b.items or []), rel_tol, abs_tol)
+    if a.t in (ValueKind.ATTR, ValueKind.OP):
+        return _seq_equal(list(a.items or []), list(b.items or []), rel_tol, abs_tol) and _fields_equal(
+            a.kw or {}, b.kw or {}, rel_tol, abs_tol
+        )
     return True
 
 
@@ -368,12 +374,38 @@ class _Renderer:
             return self.imports.name_for(str(value.module), str(value.qualname))
         if kind is ValueKind.ATTR:
             (owner,) = value.items or []
-            return f"{self.expr(owner, False)}.{value.v}"
+            return f"{self._operand(owner)}.{value.v}"
+        if kind is ValueKind.OP:
+            return self._operation(value)
         if kind is ValueKind.LAMBDA:
             for name, where in sorted((value.names or {}).items()):
                 self.imports.bind_exact(name, where)
             return f"({value.v})"
         return self._classed(value)
+
+    def _operand(self, value: Value) -> str:
+        """An operand of an operator or the object of an attribute: parenthesized when it is an operation."""
+        text = self.expr(value, False)
+        operator = str(value.v) in _OPERATOR_SYMBOLS or str(value.v) in _UNARY_SYMBOLS
+        return f"({text})" if value.t is ValueKind.OP and operator else text
+
+    def _operation(self, value: Value) -> str:
+        name = str(value.v)
+        receiver, *args = value.items or []
+        recv = self._operand(receiver)
+        if name == "__getattr__" and len(args) == 1 and isinstance(args[0].v, str) and args[0].v.isidentifier():
+            return f"{recv}.{args[0].v}"
+        if name == "__getitem__" and len(args) == 1:
+            return f"{recv}[{self.expr(args[0], False)}]"
+        if name in _UNARY_SYMBOLS and not args:
+            return f"{_UNARY_SYMBOLS[name]}{recv}"
+        if name in _OPERATOR_SYMBOLS and len(args) == 1 and not value.kw:
+            symbol, reflected = _OPERATOR_SYMBOLS[name]
+            other = self._operand(args[0])
+            return f"{other} {symbol} {recv}" if reflected else f"{recv} {symbol} {other}"
+        parts = [self.expr(a, False) for a in args] + [f"{k}={self.expr(v, False)}" for k, v in (value.kw or {}).items()]
+        call = f"({', '.join(parts)})"
+        return f"{recv}{call}" if name == "__call__" else f"{recv}.{name}{call}"
 
     def _float(self, value: Value, loose: bool) -> str:
         text = str(value.v)
@@ -411,6 +443,16 @@ class _Renderer:
         args = [self.expr(a, False) for a in value.args or []]
         args += [f"{k}={self.expr(v, False)}" for k, v in (value.kw or {}).items()]
         return f"{cls}({', '.join(args)})"
+
+
+_BINARY = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
+           "pow": "**", "lshift": "<<", "rshift": ">>", "and": "&", "or": "|", "xor": "^"}
+# Operator method -> (symbol, reflected): `__rtruediv__` on `self` is `other / self`.
+_OPERATOR_SYMBOLS = {f"__{n}__": (sym, False) for n, sym in _BINARY.items()} | {
+    f"__r{n}__": (sym, True) for n, sym in _BINARY.items()} | {
+    "__eq__": ("==", False), "__ne__": ("!=", False), "__lt__": ("<", False), "__le__": ("<=", False),
+    "__gt__": (">", False), "__ge__": (">=", False)}
+_UNARY_SYMBOLS = {"__neg__": "-", "__pos__": "+", "__invert__": "~"}
 
 
 def _flat_numbers(value: Value) -> bool:

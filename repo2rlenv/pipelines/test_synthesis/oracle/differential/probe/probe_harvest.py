@@ -11,6 +11,10 @@ frames it does not ask for cost nothing more) watches each test's setup, call an
   half-built object (a model whose ``__init__`` makes its own machine: ``self.machine = Machine(self)``)
   is instead re-created as the public attribute of its owner that holds it (``Stuff(...).machine``):
   calling its class again would build a second one on the owner;
+- an instance a test builds by applying an operator or a public method to a re-creatable object
+  (``"x" / Int8ub``, ``Query().f == 1``, ``Int8ub[3]``, ``d.compile()``) as that operation, the way the
+  test wrote it (an operator even when its constructor call could be written: the operator may set state
+  after construction); the package's module-level objects (``Int8ub``, a ``@singleton`` instance) by name;
 - for each such instance, the method calls made on it from outside its own methods, in order (its
   *history*). A call on an instance that was passed to another one's constructor (a timer given to a
   cache) is part of that other one's history too, marked with the constructor argument it went through.
@@ -32,8 +36,8 @@ import time
 import weakref
 
 from probe_target import TargetError, Unbound, bind_frame, defaults_of, describe_target, entry_names
-from probe_names import SourceFiles, canonical, importable_helper, is_test_module, type_name
-from probe_values import Encoder
+from probe_names import NamedObjects, SourceFiles, canonical, importable_helper, is_test_module, type_name
+from probe_values import OPERATORS, Encoder
 
 MAX_CALLS = 200
 # Calls recorded per entry and test: spreads the recorded calls over the tests (a test that calls the
@@ -130,7 +134,13 @@ class Harvester:
         self.package_dirs = ()
         self.error = None
         self.skipped = {}
-        self.encoder = Encoder(self.constructors, allow_import=False, sources=SourceFiles(), derive=self.derive)
+        # id(frame) -> (method name, receiver spec, args, kwargs, serial): a test's operator or public method
+        # call on a re-creatable object, until it returns (a new instance it returns is written as that call).
+        self.operations = {}
+        self.serial = 0  # constructors started so far in this test
+        self.born = {}  # id(instance) -> the serial its constructor started at (in this test)
+        self.encoder = Encoder(self.constructors, allow_import=False, sources=SourceFiles(), derive=self.derive,
+                               named=NamedObjects(self.package).name_of)
 
     # -- set-up, once the tests have imported the package ---------------------------------------------
 
@@ -155,6 +165,8 @@ class Harvester:
         self.tries = {}
         self.pending.clear()
         self.drawn.clear()
+        self.operations.clear()
+        self.born.clear()
         self.stopped = False
 
     def _full(self, index):
@@ -191,6 +203,10 @@ class Harvester:
     def _skip(self, reason):
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
+    def _ours(self, cls):
+        module = str(getattr(cls, "__module__", ""))
+        return module.split(".")[0] == self.package or is_test_module(module)
+
     def _trackable(self, cls):
         module = str(getattr(cls, "__module__", ""))
         return (module.split(".")[0] == self.package or is_test_module(module)) and importable_helper(cls, False)
@@ -205,7 +221,7 @@ class Harvester:
                 return self.drawing
             if event == "call":
                 self._on_call(frame)
-                if id(frame) in self.pending:
+                if id(frame) in self.pending or id(frame) in self.operations:
                     frame.f_trace_lines = False  # only its return: no event per line
                     return self.local
         except Exception as exc:  # the tests must run on whatever the harvester trips over
@@ -215,6 +231,7 @@ class Harvester:
     def local(self, frame, event, arg):
         if event == "return":
             try:
+                self._on_operation_return(frame, arg)
                 self._on_return(frame)
             except Exception as exc:
                 self._skip("harvester: %s" % type(exc).__name__)
@@ -241,6 +258,8 @@ class Harvester:
                 self._record_init(frame, code)
             elif role.method:
                 self._record_step(frame, code)
+                if role.in_package:
+                    self._record_operation(frame, code)
             if role.entry is not None:
                 self._record_entry(role.entry, frame, code)
         finally:
@@ -279,6 +298,8 @@ class Harvester:
         obj = frame.f_locals.get("self")
         cls = type(obj)
         key = id(obj)
+        self.born[key] = self.serial  # (an id may be reused within a test: the latest constructor counts)
+        self.serial += 1
         if obj is None or key in self.constructors:
             return
         # Only the class's own constructor: a base class's __init__ run through super() has other arguments.
@@ -417,6 +438,48 @@ class Harvester:
         for _gen, _spec, frame_key in captured:
             self.drawn[frame_key] = []
         self.pending[id(frame)] = (key, {"name": code.co_name, "args": args, "kwargs": kwargs, "repeat": 1}, captured)
+
+    def _record_operation(self, frame, code):
+        """A test applying an operator (``"x" / Int8ub``, ``Query().f == 1``, ``Int8ub[3]``) or calling a public
+        method (``d.compile()``) on a re-creatable object: remembered until it returns, so that a new instance
+        it returns can be written the way the test built it."""
+        name = code.co_name
+        if (name not in OPERATORS and name.startswith("_")) or code.co_flags & CO_GENERATOR_LIKE:
+            return  # private, or a generator (its frame returns what it yields)
+        caller = frame.f_back
+        if caller is None or self._role(caller.f_code).in_package:
+            return  # the package's own machinery: the test's call is further out
+        obj = frame.f_locals.get("self")
+        if self.histories.get(id(obj)):
+            return  # a receiver whose state its history changed is not what a bare spec re-creates
+        receiver = self.encoder.encode(obj)
+        if receiver is None:
+            return
+        func = getattr(type(obj), name, None)
+        defaults = defaults_of(func) if getattr(inspect.unwrap(func), "__code__", None) is code else {}
+        try:
+            args, kwargs = bind_frame(code, frame.f_locals, defaults, True, self.encoder)
+        except Unbound:
+            return
+        self.operations[id(frame)] = (name, receiver, args, kwargs, self.serial)
+
+    def _on_operation_return(self, frame, result):
+        item = self.operations.pop(id(frame), None)
+        if item is None or result is None or result is frame.f_locals.get("self"):
+            return
+        name, receiver, args, kwargs, serial = item
+        key = id(result)
+        if self.born.get(key, -1) < serial or not self._ours(type(result)):
+            return  # not an instance this call made
+        record = self.constructors.get(key)
+        if name not in OPERATORS and record is not None and record[0]() is result:
+            return  # a method's result its own constructor call re-creates (an operator's is written as the operator)
+        spec = {"t": "op", "v": name, "items": [receiver] + args, "kw": kwargs,
+                "module": self.encoder.module_of(type(result)), "qualname": type(result).__qualname__}
+        self.constructors[key] = (self._ref(result, key), spec)
+        self.histories[key] = []
+        self.unwritable.pop(key, None)
+        self.built_by.pop(key, None)
 
     def _record_entry(self, index, frame, code):
         entry = self.entries[index]

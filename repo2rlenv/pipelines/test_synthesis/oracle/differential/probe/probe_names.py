@@ -37,6 +37,25 @@ def resolve(module, qualname, allow_import=True):
     return obj
 
 
+def resolve_class(module, qualname, allow_import=True):
+    """Like `resolve`, but a module-level singleton stands for its class: construct's ``@singleton class
+    VarInt`` leaves the name ``VarInt`` holding the class's one instance, whose methods are still the
+    class's (``VarInt._build``)."""
+    obj = resolve(module, qualname, allow_import)
+    cls = type(obj)
+    if not isinstance(obj, type) and cls.__qualname__ == qualname and cls.__module__ == module:
+        return cls
+    return obj
+
+
+def singleton_class(modname, name, obj):
+    """The class of a module-level singleton named after it (see `resolve_class`), else None."""
+    cls = type(obj)
+    if not isinstance(obj, type) and cls.__qualname__ == name and cls.__module__ == modname:
+        return cls
+    return None
+
+
 def import_module(module):
     """Import ``module``; a module of the repo's test suite is looked for where pytest would have put it
     on sys.path (the repo root for a ``tests`` package, the test file's folder otherwise)."""
@@ -142,6 +161,41 @@ def public_name(obj, allow_import=True):
         except Exception:
             continue
     return None
+
+
+class NamedObjects:
+    """The package's module-level objects that are not functions, classes or modules (``construct.Int8ub``,
+    ``construct.this``): a test writes them by name, as the suite does. id(object) -> (module, name), the
+    shortest public module first; rebuilt when the package has imported more modules."""
+
+    def __init__(self, package):
+        self.package = package
+        self.index = {}
+        self.seen = -1
+
+    def _refresh(self):
+        if len(sys.modules) == self.seen:
+            return  # nothing imported since (checked on every encoded object: keep it cheap)
+        self.seen, self.index = len(sys.modules), {}
+        modules = [m for m in list(sys.modules) if m == self.package or m.startswith(self.package + ".")]
+        for modname in sorted(modules, key=lambda m: (m.count("."), m)):
+            module = sys.modules.get(modname)
+            if module is None or is_private_name(modname):
+                continue
+            for name, value in list(vars(module).items()):
+                if name.startswith("_") or id(value) in self.index or value is None:
+                    continue
+                if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+                    continue
+                if type(value) in (bool, int, float, str, bytes, tuple, list, dict, set, frozenset):
+                    continue  # plain data: written by value
+                self.index[id(value)] = (modname, name, value)
+
+    def name_of(self, obj):
+        """(module, name) of a module-level object of the package, or None."""
+        self._refresh()
+        found = self.index.get(id(obj))
+        return (found[0], found[1]) if found is not None and found[2] is obj else None
 
 
 # ------------------------------------------------------------------------------------------ lambdas

@@ -30,7 +30,7 @@ import signal
 import time
 
 from probe_target import describe_target
-from probe_names import resolve, type_name
+from probe_names import resolve, resolve_class, type_name
 from probe_values import MAX_ITEMS, decode, encode_output, is_iterator, opaque, remaining, safe_str, take
 
 MUTABLE_TAGS = ("list", "dict", "set", "dataclass")
@@ -131,7 +131,7 @@ class Targets:
         if key not in self.known:
             module, qualname = key.split(":", 1)
             info, _func = describe_target(module, qualname)
-            owner = resolve(module, info["owner"]) if info["owner"] else None
+            owner = resolve_class(module, info["owner"]) if info["owner"] else None
             name = qualname.rsplit(".", 1)[-1]
             public = getattr(owner, name) if owner is not None and info["kind"] != "constructor" else resolve(module, qualname)
             self.known[key] = (info, owner, public, name, module.split(".")[0])

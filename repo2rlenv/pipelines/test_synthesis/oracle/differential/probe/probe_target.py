@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import sys
 
-from probe_names import canonical, is_private_name, public_name, resolve
+from probe_names import canonical, is_private_name, public_name, resolve, resolve_class, singleton_class
 from probe_values import Encoder
 
 MAX_CONSTANTS = 32
@@ -40,7 +40,7 @@ def describe_target(module, qualname):
     owner_name = qualname.rsplit(".", 1)[0] if "." in qualname else None
     kind, owner, func = "function", None, None
     if owner_name is not None:
-        owner = resolve(module, owner_name)
+        owner = resolve_class(module, owner_name)
         if not isinstance(owner, type):
             raise TargetError("%s is not a class" % owner_name)
         raw = inspect.getattr_static(owner, mangled(owner_name, name))
@@ -239,6 +239,7 @@ def _members(package):
         for name, obj in sorted(vars(mod).items()) if mod is not None else ():
             if getattr(obj, "__module__", None) != modname:
                 continue
+            obj = singleton_class(modname, name, obj) or obj
             if inspect.isfunction(obj):
                 yield modname, name, obj
             elif isinstance(obj, type):
@@ -267,7 +268,7 @@ def entry_names(module, qualname):
 
 def public_subclass_members(module, owner_name, name):
     """``Sub.name`` for public subclasses of the private class ``owner_name`` that inherit its ``name``."""
-    owner = resolve(module, owner_name)
+    owner = resolve_class(module, owner_name)
     raw = owner.__dict__.get(name)
     found = []
     for cmod, cname, cls in _classes(module.split(".")[0]):
@@ -282,6 +283,7 @@ def _classes(package):
     for modname in sorted(m for m in list(sys.modules) if m == package or m.startswith(package + ".")):
         mod = sys.modules.get(modname)
         for name, obj in sorted(vars(mod).items()) if mod is not None else ():
+            obj = singleton_class(modname, name, obj) or obj
             if isinstance(obj, type) and getattr(obj, "__module__", None) == modname:
                 yield modname, name, obj
 
@@ -327,7 +329,7 @@ def public_callers(module, qualname):
 def _related(cmod, cowner, mod, owner):
     """Whether class ``cmod.cowner`` is ``mod.owner`` or one of its subclasses or bases."""
     try:
-        a, b = resolve(cmod, cowner), resolve(mod, owner)
+        a, b = resolve_class(cmod, cowner), resolve_class(mod, owner)
     except Exception:
         return False
     return isinstance(a, type) and isinstance(b, type) and (issubclass(a, b) or issubclass(b, a))

@@ -5,7 +5,9 @@ probe's modes as a sibling file (names and lambdas: ``probe_names.py``). The hos
 ``oracle.values.Value``.
 
 Inputs may be anything a test can write: literals, containers, dataclasses, named tuples, enum members,
-objects re-created by calling their class, ``range``, built-in iterators over a sequence (re-created as
+objects re-created by calling their class, the package's module-level objects by name (``construct.Int8ub``),
+objects a test built with an operator or a public method (``"x" / Int8ub``: tag ``op``), in-memory streams
+at their start (``io.BytesIO(b"...")``), ``range``, built-in iterators over a sequence (re-created as
 ``iter([...])`` from their ``__reduce__``, which does not consume them), a fresh generator passed to a
 method call the harvester records (``iter([...])`` of the items that call drew from it), functions/classes/builtins by
 importable name, and lambdas whose source can be read and that use only builtins and importable names.
@@ -22,7 +24,9 @@ import enum
 import fractions
 import hashlib
 import inspect
+import io
 import itertools
+import operator
 import re
 import types
 
@@ -72,6 +76,28 @@ NAMED_CALLABLES = (
     types.ClassMethodDescriptorType, type,
 )
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# Operator methods whose result a test writes as the operator applied to its operands (``"x" / Int8ub``,
+# ``Query().f == 1``, ``Int8ub[3]``): name -> (function applying the operator, reflected). A reflected
+# method (``__rtruediv__``) runs for ``other / self``; evaluating that expression dispatches the same way.
+BINARY_OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "matmul": operator.matmul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+    "lshift": operator.lshift, "rshift": operator.rshift, "and": operator.and_, "or": operator.or_,
+    "xor": operator.xor,
+}
+OPERATORS = {}
+for _name, _fn in BINARY_OPERATORS.items():
+    OPERATORS["__%s__" % _name] = (_fn, False)
+    OPERATORS["__r%s__" % _name] = (_fn, True)
+OPERATORS.update({
+    "__eq__": (operator.eq, False), "__ne__": (operator.ne, False), "__lt__": (operator.lt, False),
+    "__le__": (operator.le, False), "__gt__": (operator.gt, False), "__ge__": (operator.ge, False),
+    "__getitem__": (operator.getitem, False), "__getattr__": (getattr, False),
+    "__neg__": (operator.neg, False), "__pos__": (operator.pos, False), "__invert__": (operator.invert, False),
+    "__call__": (None, False),
+})
+# In-memory streams at their start are re-created from their contents (``io.BytesIO(b"...")``).
+STREAMS = (io.BytesIO, io.StringIO)
 
 
 class Unrecreatable(Exception):
@@ -92,8 +118,10 @@ class Encoder:
     written as the owner's attribute (``{"t": "attr", "items": [owner spec], "v": name}``).
     """
 
-    def __init__(self, constructors=None, for_output=False, allow_import=True, sources=None, derive=None):
+    def __init__(self, constructors=None, for_output=False, allow_import=True, sources=None, derive=None, named=None):
         self.constructors = constructors if constructors is not None else {}
+        # obj -> (module, name) of a module-level object of the package (``construct.Int8ub``), or None.
+        self.named = named
         # obj -> (owner, attribute) for an instance its owner built (written ``Owner(...).attribute``),
         # a reason it cannot be written, or None for any other object.
         self.derive = derive
@@ -174,6 +202,8 @@ class Encoder:
             return self._enc_iterator(obj, depth)
         if cls in LAZY_BUILTINS:
             return self._enc_lazy(obj, depth)
+        if cls in STREAMS and not obj.closed and obj.tell() == 0:
+            return self._object(cls, [obj.getvalue()], {}, depth)
         if cls is types.GeneratorType and self.generators is not None and inspect.getgeneratorstate(obj) == inspect.GEN_CREATED:
             spec = {"t": "iter", "items": []}  # a generator expression a test passed: its items once drawn
             self.generators.append((obj, spec))
@@ -265,6 +295,9 @@ class Encoder:
         return {"t": "iter", "items": specs}
 
     def _enc_constructed(self, obj, depth):
+        where = self.named(obj) if self.named is not None else None
+        if where is not None:
+            return {"t": "ref", "module": where[0], "qualname": where[1]}
         record = self.constructors.get(id(obj))
         if record is not None and record[0]() is obj:
             return record[1]
@@ -279,6 +312,20 @@ class Encoder:
         if cls.__init__ is object.__init__ and not getattr(obj, "__dict__", True) and not hasattr(cls, "__slots__"):
             return self._object(cls, [], {}, depth)
         return self._fail(obj)
+
+
+def apply_operation(name, items, kwargs):
+    """``receiver.name(*args, **kwargs)`` as a test writes it: an operator method as its operator."""
+    receiver, args = items[0], items[1:]
+    if name in OPERATORS and name != "__call__":
+        function, reflected = OPERATORS[name]
+        if kwargs or len(args) > 1:
+            raise Unrecreatable(name)
+        operands = [args[0], receiver] if reflected else [receiver] + args
+        return function(*operands)
+    if name == "__call__":
+        return receiver(*args, **kwargs)
+    return getattr(receiver, name)(*args, **kwargs)
 
 
 def safe_str(exc):
@@ -356,6 +403,8 @@ def decode(spec):
         return resolve(spec["module"], spec["qualname"])
     if tag == "attr":
         return getattr(decode(spec["items"][0]), spec["v"])
+    if tag == "op":
+        return apply_operation(spec["v"], [decode(x) for x in spec["items"]], {k: decode(v) for k, v in spec["kw"].items()})
     if tag == "lambda":
         return eval(spec["v"], lambda_namespace(spec.get("names") or {}))  # noqa: S307 - source read from the repo's own tests
     raise Unrecreatable(tag)
