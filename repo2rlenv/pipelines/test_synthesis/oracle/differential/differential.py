@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.payload import payload_dir, payload_files
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.grids import Literals, source_literals
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.infer import inferred_types
-from repo2rlenv.pipelines.test_synthesis.oracle.differential.judging import confirmed, judge, make_case
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.judging import confirmed, judge, make_case, run_specific
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.perturb import candidate_calls
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import (
     CallSpec,
@@ -112,6 +112,8 @@ class Distinguishing(BaseModel):
 
 
 DIAGNOSIS_PREFIX = "diagnosis: "
+# The kind of `Diagnosis.opaque_differences` whose values name the run (an object's id, a temporary path).
+RUN_SPECIFIC = "text naming the run"
 DETAIL_LIMIT = 500  # what a candidate keeps of a skip detail (candidates.Candidate.drop)
 
 
@@ -365,6 +367,8 @@ class _Search:
             facets = a1.facets(concrete=False)
             for kind in sorted({str(facets[k].type or k) for k in raw.differing if not is_concrete(facets[k])}):
                 diag.opaque_differences[kind] = diag.opaque_differences.get(kind, 0) + 1
+        elif run_specific(a1, a2, b):  # stable once object identities are numbered, but only as the probe wrote it
+            diag.opaque_differences[RUN_SPECIFIC] = diag.opaque_differences.get(RUN_SPECIFIC, 0) + 1
         elif a1.kind is a2.kind and judge(a1, a1, b, concrete=False).differing:
             diag.unstable += 1  # B differs from A only where A's own two runs disagree
 

@@ -31,7 +31,7 @@ import time
 
 from probe_target import describe_target
 from probe_names import resolve, type_name
-from probe_values import MAX_ITEMS, decode, encode_output, is_iterator, opaque, remaining, safe_str, take
+from probe_values import MAX_ITEMS, decode, encode_output, is_iterator, opaque, remaining, reset_identities, safe_str, take
 
 MUTABLE_TAGS = ("list", "dict", "set", "dataclass")
 # Every call starts from this seed of the `random` module, so a function that draws random numbers gives the
@@ -245,6 +245,7 @@ def _materialized(result, outcome):
 
 
 def run_call(targets, call, seconds):
+    reset_identities()  # objects are numbered by first appearance in each call's outputs
     random.seed(RANDOM_SEED)
     fresh = random.getstate()
     outcome = _run_call(targets, call, seconds)
