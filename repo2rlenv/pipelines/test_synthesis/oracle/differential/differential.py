@@ -115,6 +115,7 @@ DIAGNOSIS_PREFIX = "diagnosis: "
 # The kind of `Diagnosis.opaque_differences` whose values name the run (an object's id, a temporary path).
 RUN_SPECIFIC = "text naming the run"
 DETAIL_LIMIT = 500  # what a candidate keeps of a skip detail (candidates.Candidate.drop)
+SKIP_KEY_LIMIT = 60  # what a tight diagnosis keeps of each reason a call was skipped
 
 
 class Diagnosis(BaseModel):
@@ -144,9 +145,19 @@ class Diagnosis(BaseModel):
             "skipped": _top(self.skipped, 4), "opaque_differences": _top(self.opaque_differences, 3),
             "errors": [e[:80] for e in self.errors[:1]], "entries": self.entries[:3],
         })
+        # Shorter and shorter until it fits, so that it stays JSON that `misses` can read back (a cut one is lost:
+        # transitions' skip reasons name long classes, and cutting them off took the counts after them too).
+        tighter = [
+            {"errors": [], "entries": self.entries[:1]},
+            {"skipped": {k[:SKIP_KEY_LIMIT]: v for k, v in _top(self.skipped, 2).items()}, "entries": []},
+            {"skipped": {}, "opaque_differences": _top(self.opaque_differences, 1)},
+        ]
         text = DIAGNOSIS_PREFIX + compact.model_dump_json()
-        if len(text) > limit:
-            text = DIAGNOSIS_PREFIX + compact.model_copy(update={"errors": [], "entries": self.entries[:1]}).model_dump_json()
+        for update in tighter:
+            if len(text) <= limit:
+                break
+            compact = compact.model_copy(update=update)
+            text = DIAGNOSIS_PREFIX + compact.model_dump_json()
         return text[:limit]
 
 
