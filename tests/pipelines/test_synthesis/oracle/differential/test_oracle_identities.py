@@ -8,8 +8,8 @@ from __future__ import annotations
 import probe_values
 from probe_replay import observe
 
-from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import Outcome, OutcomeKind
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.judging import judge, run_specific
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import Outcome, OutcomeKind
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.values import Value, host_specific
 
 TEST_PATH = "tests/test_r2e_board.py"
