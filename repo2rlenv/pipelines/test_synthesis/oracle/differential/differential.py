@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.payload import payload_dir, payload_files
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.grids import Literals, source_literals
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.infer import inferred_types
-from repo2rlenv.pipelines.test_synthesis.oracle.differential.judging import confirmed, judge, make_case
+from repo2rlenv.pipelines.test_synthesis.oracle.differential.judging import confirmed, judge, make_case, run_specific
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.perturb import candidate_calls
 from repo2rlenv.pipelines.test_synthesis.oracle.differential.records import (
     CallSpec,
@@ -118,7 +118,10 @@ class Distinguishing(BaseModel):
 
 
 DIAGNOSIS_PREFIX = "diagnosis: "
+# The kind of `Diagnosis.opaque_differences` whose values name the run (an object's id, a temporary path).
+RUN_SPECIFIC = "text naming the run"
 DETAIL_LIMIT = 500  # what a candidate keeps of a skip detail (candidates.Candidate.drop)
+SKIP_KEY_LIMIT = 60  # what a tight diagnosis keeps of each reason a call was skipped
 
 
 class Diagnosis(BaseModel):
@@ -150,9 +153,19 @@ class Diagnosis(BaseModel):
             "skipped": _top(self.skipped, 4), "opaque_differences": _top(self.opaque_differences, 3),
             "errors": [e[:80] for e in self.errors[:1]], "entries": self.entries[:3],
         })
+        # Shorter and shorter until it fits, so that it stays JSON that `misses` can read back (a cut one is lost:
+        # transitions' skip reasons name long classes, and cutting them off took the counts after them too).
+        tighter = [
+            {"errors": [], "entries": self.entries[:1]},
+            {"skipped": {k[:SKIP_KEY_LIMIT]: v for k, v in _top(self.skipped, 2).items()}, "entries": []},
+            {"skipped": {}, "opaque_differences": _top(self.opaque_differences, 1)},
+        ]
         text = DIAGNOSIS_PREFIX + compact.model_dump_json()
-        if len(text) > limit:
-            text = DIAGNOSIS_PREFIX + compact.model_copy(update={"errors": [], "entries": self.entries[:1]}).model_dump_json()
+        for update in tighter:
+            if len(text) <= limit:
+                break
+            compact = compact.model_copy(update=update)
+            text = DIAGNOSIS_PREFIX + compact.model_dump_json()
         return text[:limit]
 
 
@@ -401,6 +414,8 @@ class _Search:
             facets = a1.facets(concrete=False)
             for kind in sorted({str(facets[k].type or k) for k in raw.differing if not is_concrete(facets[k])}):
                 diag.opaque_differences[kind] = diag.opaque_differences.get(kind, 0) + 1
+        elif run_specific(a1, a2, b):  # stable once object identities are numbered, but only as the probe wrote it
+            diag.opaque_differences[RUN_SPECIFIC] = diag.opaque_differences.get(RUN_SPECIFIC, 0) + 1
         elif a1.kind is a2.kind and judge(a1, a1, b, concrete=False).differing:
             diag.unstable += 1  # B differs from A only where A's own two runs disagree
 

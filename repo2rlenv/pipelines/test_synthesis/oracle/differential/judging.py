@@ -46,6 +46,16 @@ def judge(a1: Outcome, a2: Outcome, b: Outcome, concrete: bool = True) -> FacetV
     return FacetVerdict(stable=sorted(stable), differing=sorted(differing))
 
 
+def run_specific(a1: Outcome, a2: Outcome, b: Outcome) -> list[str]:
+    """Facets equal in both runs of A and different on B that `judge` leaves out because they name the run
+    (an object's identity, a temporary path): a difference no test can assert as written."""
+    if a1.kind not in (OutcomeKind.RETURN, OutcomeKind.RAISE) or a2.kind is not a1.kind or b.kind is not a1.kind:
+        return []
+    first, second, other = a1.facets(False), a2.facets(False), b.facets(False)
+    return sorted(k for k, v in first.items() if host_specific(v) and k in second and same(v, second[k])
+                  and (k not in other or not same(v, other[k])))
+
+
 def make_case(call: CallSpec, a: Outcome, b: Outcome, verdict: FacetVerdict, entry: TargetRef | None = None) -> TestCase:
     """What to assert for one distinguishing call: A's stable return, and the facets after the call that differ."""
     facets = verdict.differing

@@ -106,9 +106,10 @@ def as_float(value: Value) -> float:
 
 
 # Text that belongs to the machine or the run that recorded it, not to the function's behaviour: temporary
-# and home directories (pytest's tmp_path is /tmp/pytest-of-<user>/pytest-<n>/…), object addresses.
+# and home directories (pytest's tmp_path is /tmp/pytest-of-<user>/pytest-<n>/…), object addresses, and the
+# probe's marks of object identities (`<State('A')@<id:1>>`: an id() the probe numbered so that two runs compare).
 _HOST_SPECIFIC = re.compile(r"pytest-of-|(?:^|[\s'\"(=:])/(?:tmp|var/tmp|var/folders|private/var|home|root|workspace)/"
-                            r"|\bat 0x[0-9a-fA-F]{6,}|\b0x[0-9a-fA-F]{8,}\b")
+                            r"|\bat 0x[0-9a-fA-F]{6,}|\b0x[0-9a-fA-F]{8,}\b|<id:\d+>")
 
 
 def host_specific(value: Value) -> bool:

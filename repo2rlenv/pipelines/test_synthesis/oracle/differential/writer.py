@@ -318,7 +318,8 @@ class _TestBody:
                 spec = self.case.call.args[int(key)] if key.isdigit() else self.case.call.kwargs[key]
                 return f"list({obj})" if spec.t is ValueKind.ITER else obj
         if aspect.startswith("attr:"):
-            return f"{obj}.{aspect[5:]}"
+            name, _, part = aspect[5:].partition(".")  # `attr:states.keys`: what a test writes of a mapping
+            return {"": "{o}.{n}", "keys": "list({o}.{n})", "len": "len({o}.{n})"}[part].format(o=obj, n=name)
         if aspect == "head":
             items = (self.case.expected.state or {})[facet].items or []
             return f"list({self.imports.use_module('itertools')}.islice({obj}, {len(items)}))"

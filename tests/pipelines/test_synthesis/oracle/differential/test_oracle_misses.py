@@ -56,3 +56,15 @@ def test_a_diagnosis_fits_the_detail_a_candidate_keeps():
     assert len(text) <= 500
     kind, note = classify_miss(NONE_FOUND, text)
     assert kind is MissClass.NOT_RECREATABLE and note.startswith("pkg.m.Type39×40, pkg.m.Type38×39")
+
+
+def test_a_diagnosis_with_long_skip_reasons_still_reads_back_with_its_counts():
+    # transitions' reasons name whole classes and their builders; cutting the text mid-JSON lost every count.
+    skipped = {f"receiver transitions.extensions.diagrams.Graph{i}Machine (built by tests.utils.Stuff, still in its "
+               f"constructor)": 100 + i for i in range(6)}
+    diag = Diagnosis(entries=ENTRY, harvested=200, tried=500, skipped=skipped, outcomes={"return": 480, "raise": 20},
+                     opaque_differences={"text naming the run": 7, "collections.OrderedDict": 3}, unstable=2)
+    back = parse_diagnosis(diag.as_detail())
+    assert back is not None
+    assert (back.harvested, back.tried, back.unstable, back.outcomes) == (200, 500, 2, {"return": 480, "raise": 20})
+    assert back.opaque_differences["text naming the run"] == 7

@@ -14,7 +14,8 @@ state visible through public attributes and protocols afterwards, as *facets* a 
     then:<i>[.list|.raise]       what the i-th recorded call made on the receiver afterwards returned (an
                                  iterator consumed into a list) or raised (the exception type)
 
-with aspects ``attr:<name>`` (public attribute or property), ``len``, ``list`` (iteration, for iterables
+with aspects ``attr:<name>`` (public attribute or property; for a mapping whose values cannot be written,
+also ``attr:<name>.keys``, its keys in order, or ``attr:<name>.len`` when its keys are object identities), ``len``, ``list`` (iteration, for iterables
 that are not iterators), ``dict`` (mappings), and for iterators ``rest`` (all that is left) or ``head``
 (the first MAX_ITEMS items of an iterator that did not end). Aspects are read in that order, iterators
 last, since reading them consumes them.
@@ -31,7 +32,7 @@ import time
 
 from probe_target import describe_target
 from probe_names import resolve, resolve_class, type_name
-from probe_values import MAX_ITEMS, decode, encode_output, is_iterator, opaque, remaining, safe_str, take
+from probe_values import MAX_ITEMS, decode, encode_output, is_iterator, opaque, remaining, reset_identities, safe_str, take
 
 MUTABLE_TAGS = ("list", "dict", "set", "dataclass")
 # Every call starts from this seed of the `random` module, so a function that draws random numbers gives the
@@ -89,7 +90,10 @@ def observe(obj, prefix):
     """The facets of ``obj`` (see the module docstring), keys starting with ``prefix``."""
     facets = {}
     for name in public_names(obj):
-        _read(facets, "%sattr:%s" % (prefix, name), lambda n=name: encode_output(getattr(obj, n)))
+        key = "%sattr:%s" % (prefix, name)
+        _read(facets, key, lambda n=name: encode_output(getattr(obj, n)))
+        if key in facets and _has_opaque(facets[key]):
+            _read_mapping(facets, key, lambda n=name: getattr(obj, n))
     cls = type(obj)
     iterator = is_iterator(obj)
     if hasattr(cls, "__len__"):
@@ -110,6 +114,35 @@ def observe(obj, prefix):
         if "x" in box:
             facets[prefix + box["x"][0]] = box["x"][1]
     return facets
+
+
+def _has_opaque(spec):
+    """Whether a value spec holds a part that cannot be written (an opaque value, an object identity)."""
+    if spec.get("t") == "opaque":
+        return True
+    parts = list(spec.get("items") or []) + [x for pair in spec.get("pairs") or [] for x in pair]
+    parts += list((spec.get("fields") or {}).values())
+    return any(_has_opaque(p) for p in parts)
+
+
+def _read_mapping(facets, key, getter):
+    """What a test can write of a mapping attribute whose values it cannot (``machine.states``, name ->
+    State): its keys in order (``<key>.keys``, read as ``list(machine.states)``), or, when the keys are
+    object identities too (``model_graphs``, keyed by ``id(model)``), its size (``<key>.len``)."""
+    def keys():
+        value = getter()
+        if not isinstance(value, collections.abc.Mapping) or len(value) > MAX_ITEMS:
+            raise TypeError("not a small mapping")
+        return value
+    box = {}
+    _read(box, "m", keys)
+    if "m" not in box:
+        return
+    spec = encode_output(list(box["m"]))
+    if not _has_opaque(spec):
+        facets[key + ".keys"] = spec
+    else:
+        facets[key + ".len"] = encode_output(len(box["m"]))
 
 
 def _is_package_instance(obj, package):
@@ -245,6 +278,7 @@ def _materialized(result, outcome):
 
 
 def run_call(targets, call, seconds):
+    reset_identities()  # objects are numbered by first appearance in each call's outputs
     random.seed(RANDOM_SEED)
     fresh = random.getstate()
     outcome = _run_call(targets, call, seconds)

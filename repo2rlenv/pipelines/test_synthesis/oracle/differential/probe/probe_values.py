@@ -22,6 +22,7 @@ import datetime
 import decimal
 import enum
 import fractions
+import gc
 import hashlib
 import inspect
 import io
@@ -98,6 +99,67 @@ OPERATORS.update({
 })
 # In-memory streams at their start are re-created from their contents (``io.BytesIO(b"...")``).
 STREAMS = (io.BytesIO, io.StringIO)
+# Numbers in text that may be an object's identity: `id(x)` in decimal (`<Event('go')@140234>`) or hex.
+_IDENTITY_TOKEN = re.compile(r"(?<![\w.])(?:0x[0-9a-fA-F]{5,}|[0-9]{6,})(?![\w.])")
+# What an identity becomes in an output, numbered by first appearance in the call (the host's
+# `values.host_specific` knows the mark: a value holding one is compared, never asserted).
+IDENTITY_MARK = "<id:%d>"
+MIN_ID = 1 << 16  # no live object sits this low in memory
+
+
+class Identities:
+    """Object identities met in one call's outputs, each numbered by first appearance.
+
+    ``id()`` values and addresses differ between two runs of the same code, so a repr that embeds them
+    (``<State('A')@140234>``) or a dict keyed by ``id(model)`` would make every output of the call look
+    unstable; numbered by first appearance they compare equal when the runs built the same objects in
+    the same order, and still tell two objects apart. An int is an identity when it is the id of an
+    object alive in the process (the garbage collector's objects, refreshed when an unknown int is met).
+    """
+
+    def __init__(self):
+        self.numbers = {}
+        self._live = None
+        self._checked = set()
+        self.epoch = 0  # one look at the live objects per output at most (`encode_output` starts a new one)
+        self._seen_epoch = -1
+
+    def is_id(self, value):
+        if value in self.numbers:
+            return True
+        # CPython's objects are aligned to 8 bytes at least.
+        if value < MIN_ID or value % 8 or value in self._checked:
+            return False
+        if self._live is None or (value not in self._live and self._seen_epoch != self.epoch):
+            self._live = {id(o) for o in gc.get_objects()}
+            self._seen_epoch = self.epoch
+        if value in self._live:
+            return True
+        self._checked.add(value)
+        return False
+
+    def mark(self, value):
+        """The mark of an identity, numbered on first sight."""
+        if value not in self.numbers:
+            self.numbers[value] = len(self.numbers) + 1
+        return IDENTITY_MARK % self.numbers[value]
+
+    def scrub(self, text):
+        """``text`` with each number that is a live object's identity replaced by its mark."""
+        def replace(match):
+            token = match.group(0)
+            value = int(token, 16) if token[:2] in ("0x", "0X") else int(token)
+            return self.mark(value) if self.is_id(value) else token
+        return _IDENTITY_TOKEN.sub(replace, text)
+
+
+IDENTITIES = Identities()
+
+
+def reset_identities():
+    """Start numbering identities afresh (at the start of each replayed call)."""
+    global IDENTITIES
+    IDENTITIES = Identities()
 
 
 class Unrecreatable(Exception):
@@ -168,11 +230,15 @@ class Encoder:
         if cls is bool:
             return {"t": "bool", "v": obj}
         if cls is int:
+            if self.for_output and IDENTITIES.is_id(obj):  # id(model) as a key or value: compared, not written
+                return {"t": "opaque", "type": "id", "v": IDENTITIES.mark(obj)}
             return {"t": "int", "v": obj}
         if cls is float:
             return {"t": "float", "v": repr(obj)}
         if cls is str:
-            return {"t": "str", "v": obj} if len(obj) <= MAX_TEXT else self._fail(obj, "too large")
+            if len(obj) > MAX_TEXT:
+                return self._fail(obj, "too large")
+            return {"t": "str", "v": IDENTITIES.scrub(obj) if self.for_output else obj}
         if cls is bytes:
             return {"t": "bytes", "v": obj.hex()} if len(obj) <= MAX_TEXT else self._fail(obj, "too large")
         if cls in (list, tuple, set, frozenset):
@@ -329,23 +395,26 @@ def apply_operation(name, items, kwargs):
 
 
 def safe_str(exc):
-    """``str(exc)`` without memory addresses, bounded, never raising."""
+    """``str(exc)`` without memory addresses, object identities marked, bounded, never raising."""
+    IDENTITIES.epoch += 1
     try:
-        return _ADDRESS.sub("", str(exc))[:MAX_TEXT]
+        return IDENTITIES.scrub(_ADDRESS.sub("", str(exc)))[:MAX_TEXT]
     except Exception:
         return "<unprintable>"
 
 
 def opaque(obj):
-    """A comparable stand-in for a value that cannot be re-created (memory addresses removed)."""
+    """A comparable stand-in for a value that cannot be re-created (memory addresses removed, identities marked)."""
+    IDENTITIES.epoch += 1
     try:
-        text = _ADDRESS.sub("", repr(obj))
+        text = IDENTITIES.scrub(_ADDRESS.sub("", repr(obj)))
     except Exception:
         text = "<unrepresentable>"
     return {"t": "opaque", "type": type_name(obj), "v": hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]}
 
 
 def encode_output(obj):
+    IDENTITIES.epoch += 1
     spec = Encoder(for_output=True).encode(obj)
     return spec if spec is not None else opaque(obj)
 
