@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -50,6 +51,27 @@ def make_sandbox(request):
         return LocalSandbox(limits=limits, cache_dir=cache_dir)
 
     return make
+
+
+@pytest.fixture(scope="module")
+def local_repo_session(tmp_path_factory):
+    """`with local_repo_session(files, tag) as (root, sandbox, session)`: a repo made of `files` (path -> text),
+    the local sandbox prepared on it, and a session open there."""
+    from repo2rlenv.sandbox.base import Limits
+    from repo2rlenv.sandbox.local import LocalSandbox
+
+    @contextmanager
+    def open_session(files: dict[str, str], tag: str):
+        root = tmp_path_factory.mktemp(tag) / "repo"
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        sandbox = LocalSandbox(limits=Limits(timeout_sec=120), cache_dir=tmp_path_factory.mktemp("cache"))
+        sandbox.prepare(root)
+        with sandbox.open() as session:
+            yield root, sandbox, session
+
+    return open_session
 
 
 @pytest.fixture(scope="session")

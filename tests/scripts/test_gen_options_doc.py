@@ -3,7 +3,9 @@ changed without regenerating it fails here."""
 
 from __future__ import annotations
 
-from tests.scripts.conftest import ROOT
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_options_doc_is_current(load_script):

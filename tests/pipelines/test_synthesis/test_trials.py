@@ -9,7 +9,6 @@ import pytest
 from repo2rlenv.baseline.runner import SuiteRunner
 from repo2rlenv.pipelines.test_synthesis.test_share import fastest_tests
 from repo2rlenv.pipelines.test_synthesis.trials import Trials
-from repo2rlenv.sandbox.base import Limits
 
 FILES = {
     "pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n[build-system]\n'
@@ -21,15 +20,8 @@ SLOW, QUICK = "tests/test_pace.py::test_slow", "tests/test_pace.py::test_quick"
 
 
 @pytest.fixture(scope="module")
-def trials(request, tmp_path_factory):
-    root = tmp_path_factory.mktemp("trials") / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    sandbox = request.getfixturevalue("make_sandbox")("local", Limits(timeout_sec=120), "trials-test",
-                                                       tmp_path_factory.mktemp("cache"))
-    sandbox.prepare(root)
-    with sandbox.open() as session:
+def trials(local_repo_session):
+    with local_repo_session(FILES, "trials") as (_root, sandbox, session):
         yield Trials(SuiteRunner(session, sandbox.plan.import_roots), default_timeout=60, reward_mode="gated")
 
 

@@ -11,7 +11,6 @@ from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, Gate
 from repo2rlenv.pipelines.test_synthesis.gate.late import deselectable, suite_on_b
 from repo2rlenv.pipelines.test_synthesis.trials import Trials
 from repo2rlenv.pysource.functions import discover_functions
-from repo2rlenv.sandbox.base import Limits
 
 CORE = "def scale(x):\n    return x * 10\n\n\ndef label(x):\n    return f'#{scale(x)}'\n"
 # Two files: the one validation used to submit (test_scale) does not notice a change to `scale` that
@@ -29,21 +28,14 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def synth(request, tmp_path_factory):
-    root = tmp_path_factory.mktemp("wholesuite") / "repo"
+def synth(local_repo_session, tmp_path_factory):
     files = {"pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n[build-system]\n'
                                'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
              "tinypkg/__init__.py": "", "tinypkg/core.py": CORE, **FILES}
     # A test asserting that a path outside the repo does not exist (tinydb's `test_json_invalid_directory`).
     outside = tmp_path_factory.mktemp("outside") / "made-later"
     files["tests/test_outside.py"] = f"import os\n\ndef test_absent():\n    assert not os.path.exists({str(outside)!r})\n"
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    sandbox = request.getfixturevalue("make_sandbox")("local", Limits(timeout_sec=120), "whole-suite-test",
-                                                       tmp_path_factory.mktemp("cache"))
-    sandbox.prepare(root)
-    with sandbox.open() as session:
+    with local_repo_session(files, "wholesuite") as (root, sandbox, session):
         runner = SuiteRunner(session, sandbox.plan.import_roots)
         baseline = run_baseline(runner, reruns=0, timeout=120)
         trials = Trials(runner, default_timeout=60, reward_mode="gated")
