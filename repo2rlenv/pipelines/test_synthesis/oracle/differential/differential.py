@@ -200,11 +200,11 @@ class Limits(BaseModel):
     call_timeout: float = Field(2.0, gt=0, description="Seconds one replayed call may run.")
     # Past this, the remaining calls of one replay are skipped rather than run.
     replay_timeout: float = Field(120.0, gt=0, description="Seconds one replay of many calls may run.")
-    # Issue 34, item 1: on a library whose calls are slow (a parser building grammars) three replays of a few
-    # hundred generated calls took minutes per candidate and mostly found nothing. The search's replays share
-    # this much time, each given an equal part of what is left; the rest of its calls are skipped.
-    search_sec: float = Field(0.0, ge=0, description="Seconds the search's replays may take in all, counted "
-                                                     "from its start (0: no limit).")
+    # Issue 34, item 1: on a library whose calls or tests are slow (a parser building grammars) one search took
+    # minutes and mostly found nothing. Its harvest may run tests for HARVEST_PART of this, and its replays
+    # share what is left, each an equal part; the calls past it are skipped.
+    search_sec: float = Field(0.0, ge=0, description="Seconds the search (harvest and replays) may take, "
+                                                     "counted from its start (0: no limit).")
 
 
 class ProbeFailed(Exception):
