@@ -208,8 +208,7 @@ class Harvester:
         return module.split(".")[0] == self.package or is_test_module(module)
 
     def _trackable(self, cls):
-        module = str(getattr(cls, "__module__", ""))
-        return (module.split(".")[0] == self.package or is_test_module(module)) and importable_helper(cls, False)
+        return self._ours(cls) and importable_helper(cls, False)
 
     # -- the hook -------------------------------------------------------------------------------------
 
