@@ -156,9 +156,10 @@ class SuiteRunner:
 
     def run(self, *, root: str | None = None, tests: list[str] | None = None, with_coverage: bool = False,
             timeout: float, extra_args: list[str] | None = None,
-            slow_rule: tuple[float, int] | None = None) -> SuiteRun:
+            slow_rule: tuple[float, int] | None = None, deselect: list[str] | None = None) -> SuiteRun:
         """Run `tests` (default: the whole suite) with the repo at `root` (default: the workspace), without
-        the files `set_aside`; `slow_rule` (mean seconds, tests): skip the rest of a file that slow."""
+        the files `set_aside` and the node ids `deselect` (exactly those); `slow_rule` (mean seconds,
+        tests): skip the rest of a file that slow."""
         root = root or self.session.workspace
         run_dir = posixpath.join(self.session.scratch, "runs", uuid.uuid4().hex[:10])
         junit = posixpath.join(run_dir, "junit.xml")
@@ -180,6 +181,9 @@ class SuiteRunner:
         if self.set_aside:
             env["R2E_DESELECT"] = posixpath.join(run_dir, "deselect.txt")
             self.session.write_files({env["R2E_DESELECT"]: "\n".join(self.set_aside) + "\n"})
+        if deselect:
+            env["R2E_DESELECT_IDS"] = posixpath.join(run_dir, "deselect_ids.txt")
+            self.session.write_files({env["R2E_DESELECT_IDS"]: "\n".join(deselect) + "\n"})
         if slow_rule is not None:
             env["R2E_SLOW"] = f"{slow_rule[0]},{slow_rule[1]}"
         result = self.session.exec(argv, cwd=root, env=env, timeout=timeout)

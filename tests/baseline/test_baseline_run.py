@@ -146,3 +146,16 @@ def test_a_slow_test_file_is_set_aside_and_left_out_of_every_later_run(request, 
         "tests/test_slow.py"]
     assert report.stable_passing == ["tests/test_core.py::test_low"] and report.total == 1
     assert list(again.results) == ["tests/test_core.py::test_low"]  # the file is not collected again
+
+
+def test_deselect_leaves_out_exactly_the_ids_given_not_those_they_prefix(local_repo_session):
+    # pytest's --deselect matches node id prefixes: construct's quarantined `test_numpy` took the stable
+    # `test_numpy_error` with it, and every candidate with an oracle was dropped as noticed on B.
+    files = {"pyproject.toml": '[project]\nname = "tinypkg"\nversion = "0.0.1"\n',
+             "tinypkg/__init__.py": "",
+             "tests/test_t.py": ("import pytest\n\ndef test_numpy():\n    pass\n\ndef test_numpy_error():\n    pass\n\n"
+                                 "@pytest.mark.parametrize('n', [1, 10])\ndef test_x(n):\n    pass\n")}
+    with local_repo_session(files, "deselect") as (_root, sandbox, session):
+        run = SuiteRunner(session, sandbox.plan.import_roots).run(
+            timeout=120, deselect=["tests/test_t.py::test_numpy", "tests/test_t.py::test_x[1]"])
+    assert sorted(run.results) == ["tests/test_t.py::test_numpy_error", "tests/test_t.py::test_x[10]"]

@@ -56,11 +56,12 @@ class Trials:
         return {**baseline, **{t: max(d, baseline.get(t, 0.0)) for t, d in self.seen.items()}}
 
     def run(self, files: dict[str, str], tests: list[str], *, coverage: bool = False,
-            timeout: float | None = None, extra_args: list[str] | None = None) -> SuiteRun:
+            timeout: float | None = None, extra_args: list[str] | None = None,
+            deselect: list[str] | None = None) -> SuiteRun:
         root = self.copies.make(files)
         try:
             run = self.suite.run(root=root, tests=tests, with_coverage=coverage, extra_args=extra_args,
-                                 timeout=timeout or self.default_timeout)
+                                 timeout=timeout or self.default_timeout, deselect=deselect)
             for name, result in run.results.items():
                 self.seen[name] = max(self.seen.get(name, 0.0), result.duration_sec)
             return run

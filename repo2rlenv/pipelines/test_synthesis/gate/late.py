@@ -12,15 +12,11 @@ fresh one the baseline ran in, and what ran since may have changed the machine o
 
 from __future__ import annotations
 
-import bisect
-
 from repo2rlenv.baseline.junit import Outcome
 from repo2rlenv.baseline.runner import BaselineReport
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult, SkipReason
 from repo2rlenv.pipelines.test_synthesis.trials import Trials
 
-# Quarantined tests deselected from the whole-suite run on B at most (an argv stays well under its limit).
-_MAX_DESELECT = 2000
 GATE_NAME = "whole suite on B"
 
 
@@ -36,8 +32,8 @@ def suite_on_b(cand: Candidate, trials: Trials, baseline: BaselineReport, timeou
 
 def suite_notices_b(cand: Candidate, trials: Trials, baseline: BaselineReport, timeout: float) -> str | None:
     """Why the whole suite notices B, or None when every stable-passing test passes there."""
-    deselect = [a for t in deselectable(baseline.quarantined, baseline.stable_passing) for a in ("--deselect", t)]
-    run = trials.run(cand.files_b, [], timeout=timeout, extra_args=deselect)
+    # Exactly the quarantined ids (the plugin's deselect, not pytest's, which drops every id they prefix).
+    run = trials.run(cand.files_b, [], timeout=timeout, deselect=sorted(baseline.quarantined))
     if run.timed_out:
         return f"the whole suite did not finish on B within {timeout:.0f}s"
     # A stable test missing on B was not collected there (B broke its module's import): it did not pass.
@@ -50,22 +46,6 @@ def suite_notices_b(cand: Candidate, trials: Trials, baseline: BaselineReport, t
     first = run.results.get(noticed[0])
     why = first.message if first is not None and first.message else "not collected on B"
     return f"{len(noticed)} of {len(baseline.stable_passing)} stable tests fail on B, first {noticed[0]}: {why}"
-
-
-def deselectable(quarantined, stable_passing) -> list[str]:
-    """The quarantined tests that `--deselect` can leave out without leaving out a stable one too: pytest
-    deselects every node id that *starts with* the given one, so deselecting construct's quarantined
-    `test_core.py::test_numpy` also dropped the stable `test_numpy_error`, which then counted as "not
-    collected on B" and dropped every candidate that had an oracle. Such a quarantined test runs on B
-    instead; its outcome is not read."""
-    stable = sorted(stable_passing)
-    out = []
-    for test in sorted(quarantined):
-        i = bisect.bisect_left(stable, test)
-        if i < len(stable) and stable[i].startswith(test):
-            continue
-        out.append(test)
-    return out[:_MAX_DESELECT]
 
 
 def _not_drift(noticed: list[str], trials: Trials, timeout: float) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 
 from repo2rlenv.baseline.runner import SuiteRunner, run_baseline
 from repo2rlenv.pipelines.test_synthesis.candidates import Candidate, Drop, GateResult, SkipReason
-from repo2rlenv.pipelines.test_synthesis.gate.late import deselectable, suite_on_b
+from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
 from repo2rlenv.pipelines.test_synthesis.trials import Trials
 from repo2rlenv.pysource.functions import discover_functions
 
@@ -83,11 +83,3 @@ def test_a_test_that_fails_on_a_too_by_then_does_not_drop_the_change(synth):
 def test_the_drop_reason_is_a_skip_reason():
     assert SkipReason("the whole suite notices B") is SkipReason.suite_notices_b
 
-
-def test_a_quarantined_test_whose_id_starts_a_stable_ones_is_not_deselected():
-    # pytest's --deselect matches node id prefixes: construct's quarantined `test_numpy` took the stable
-    # `test_numpy_error` with it, and every candidate with an oracle was dropped as noticed on B.
-    quarantined = ["t.py::test_numpy", "t.py::test_x[1]"]
-    stable = ["t.py::test_numpy_error", "t.py::test_x[10]", "t.py::test_y"]
-    assert deselectable(quarantined, stable) == ["t.py::test_x[1]"]  # `test_x[1]` does not start `test_x[10]`
-    assert deselectable(quarantined, ["t.py::test_y"]) == sorted(quarantined)
