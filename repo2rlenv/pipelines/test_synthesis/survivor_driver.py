@@ -28,7 +28,7 @@ from repo2rlenv.pipelines.test_synthesis.gate.late import suite_on_b
 from repo2rlenv.pipelines.test_synthesis.gate.siblings import CandidateGates, SiblingSearch, find_siblings
 from repo2rlenv.pipelines.test_synthesis.options import TestSynthesisOptions
 from repo2rlenv.pipelines.test_synthesis.oracle.calls_only import calls_only
-from repo2rlenv.pipelines.test_synthesis.test_share import TestShare, fastest_tests
+from repo2rlenv.pipelines.test_synthesis.test_share import fastest_tests
 from repo2rlenv.pipelines.test_synthesis.oracle.search import (
     OracleFound,
     extend_oracle,
@@ -101,7 +101,13 @@ class CrashMemory:
 
 # The drop of an oracle under the `min_oracle_behaviours` floor (counted as it is in the summary).
 LOW_QUALITY = "oracle below the quality floor (min_oracle_behaviours)"
-TWIN_CHECK_CUT = "twin check cut to its time share"
+
+# The stages that run a share of a candidate's covering tests: the option giving the share, and how a cut
+# is named (its gate, and the stage in the gate's detail).
+_SHARES = {
+    "harvest": ("harvest_budget_sec", "harvest cut to its time share", "the harvest"),
+    "twin check": ("twin_check_budget_sec", "twin check cut to its time share", "the twin check"),
+}
 
 
 class _SiblingOracle:
@@ -119,13 +125,20 @@ class _SiblingOracle:
 
     def extend(self, oracle: str, other: Candidate, suffix: str) -> tuple[str, str] | None:
         return extend_oracle(oracle, other, trials=self.trials, a_dir=self.ctx.a_dir, test_path=self.test_path,
-                             options=self.ctx.options, suffix=suffix, harvest=_harvest(self.ctx, self.trials, other).tests)
+                             options=self.ctx.options, suffix=suffix,
+                             harvest=covering_share(self.ctx, self.trials, other, "harvest", record=False))
 
 
-def _harvest(ctx: SynthesisContext, trials: Trials, cand: Candidate) -> TestShare:
-    """The covering tests the differential oracle's harvest runs for `cand` (its share of a slow suite), for
-    the task's own oracle and for a sibling's alike."""
-    return fastest_tests(cand.covering_tests, trials.durations(ctx.baseline.durations), ctx.options.harvest_budget_sec)
+def covering_share(ctx: SynthesisContext, trials: Trials, cand: Candidate, stage: str, *, record: bool = True) -> list[str]:
+    """The covering tests `stage` (a `_SHARES` key) runs for `cand`: the fastest up to the stage's share,
+    timed by the baseline and every run so far (a test can be far slower in a small run than in the whole
+    suite); a cut is recorded on `cand` once when `record` (a sibling's harvest is not its own task's)."""
+    option, gate, label = _SHARES[stage]
+    budget = getattr(ctx.options, option)
+    share = fastest_tests(cand.covering_tests, trials.durations(ctx.baseline.durations), budget)
+    if record and share.cut and not any(g.gate == gate for g in cand.gates):
+        cand.apply(GateResult(gate=gate, passed=True, detail=share.detail(label, option, budget)))
+    return share.tests
 
 
 class Synthesizer:
@@ -230,7 +243,7 @@ class Synthesizer:
             if isinstance(lines, Drop):
                 return lines
             kinds = assemble.twin_kinds(cand, search.siblings, ctx.a_dir, self.trials, test_path, search.oracle,
-                                        covering=lambda: self._twin_check_tests(cand))
+                                        covering=lambda: covering_share(ctx, self.trials, cand, "twin check"))
         if isinstance(kinds, Drop):
             return kinds
         spec = self._spec(cand, test_path, found, search, lines, kinds)
@@ -241,17 +254,6 @@ class Synthesizer:
         if isinstance(published, Drop) and published.reason == SkipReason.run_crashed:
             ctx.crashes.record(cand, published.detail)
         return published
-
-    def _twin_check_tests(self, cand: Candidate) -> list[str]:
-        """The covering tests one twin of A runs: the fastest up to `twin_check_budget_sec`, timed by the
-        baseline and every run so far (the first twin's run can show a test slower than the baseline said);
-        a cut is recorded once per candidate."""
-        budget = self.ctx.options.twin_check_budget_sec
-        check = fastest_tests(cand.covering_tests, self.trials.durations(self.ctx.baseline.durations), budget)
-        if check.cut and not any(g.gate == TWIN_CHECK_CUT for g in cand.gates):
-            cand.apply(GateResult(gate=TWIN_CHECK_CUT, passed=True,
-                                  detail=check.detail("the twin check", "twin_check_budget_sec", budget)))
-        return check.tests
 
     def _target_needs(self, cand: Candidate) -> TargetNeeds:
         """What the candidate's module needs at import beyond what graded runs map (once per module)."""
@@ -274,13 +276,9 @@ class Synthesizer:
             cand.apply(GateResult(gate="human oracle", passed=used, detail=why[:500]))
             if used:
                 return human
-        harvest = _harvest(ctx, self.trials, cand)
-        if harvest.cut:
-            cand.apply(GateResult(gate="harvest cut to its time share", passed=True,
-                                  detail=harvest.detail("the harvest", "harvest_budget_sec",
-                                                        ctx.options.harvest_budget_sec)))
+        harvest = covering_share(ctx, self.trials, cand, "harvest")
         found = find_oracle(cand, suite=ctx.suite, a_dir=ctx.a_dir, test_path=test_path, options=ctx.options,
-                            llm_client=ctx.llm_client, harvest=harvest.tests)
+                            llm_client=ctx.llm_client, harvest=harvest)
         if isinstance(found, Drop) or found.behaviours is None:
             return found
         floor = ctx.options.min_oracle_behaviours
